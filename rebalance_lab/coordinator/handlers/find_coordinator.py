@@ -1,0 +1,45 @@
+"""FindCoordinator (10), single-key v0-3 and batched v4+ (spec/coordinator.md §13.1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.routing import coordinator_for
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode
+
+API_KEY = 10
+_GROUP, _TRANSACTION, _SHARE = 0, 1, 2
+_MESSAGES = {
+    ErrorCode.NONE: "NONE",  # the broker sends the error's message, literally "NONE", on success
+    ErrorCode.INVALID_REQUEST: "This most likely occurs because of a request being malformed by the "
+    "client library or the message was sent to an incompatible broker. See the broker logs for more details.",
+    ErrorCode.COORDINATOR_NOT_AVAILABLE: "The coordinator is not available.",
+}
+
+
+def _locate(ctx: RequestContext, key: str, key_type: int) -> tuple[ErrorCode, int, str, int]:
+    if key_type == _SHARE and ctx.api_version < 6 or key_type not in (_GROUP, _TRANSACTION, _SHARE):
+        return ErrorCode.INVALID_REQUEST, -1, "", -1
+    node = ctx.world.nodes.get(coordinator_for(ctx.world, key).node_id)
+    if node is None or not node.up:
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
+    return ErrorCode.NONE, node.info.node_id, node.info.host, node.info.port
+
+
+def handle(ctx: RequestContext, request: Any) -> Any:
+    key_type = getattr(request, "key_type", _GROUP) if ctx.api_version >= 1 else _GROUP
+    if ctx.api_version < 4:
+        error, node_id, host, port = _locate(ctx, request.key, key_type)
+        return codec.new_response(
+            API_KEY, ctx.api_version, throttle_time_ms=0, error_code=error,
+            error_message=_MESSAGES.get(error, error.name), node_id=node_id, host=host, port=port,
+        )
+    coordinator = codec.data_class(codec.response_type(API_KEY), "Coordinator")
+    found = []
+    for key in request.coordinator_keys:
+        error, node_id, host, port = _locate(ctx, key, key_type)
+        found.append(coordinator(key=key, node_id=node_id, host=host, port=port, error_code=error,
+                                 error_message=None))
+    return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, coordinators=found)

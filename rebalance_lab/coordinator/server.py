@@ -1,0 +1,316 @@
+"""The asyncio shell: sockets, framing, per-connection order, one timer handle.
+
+All protocol logic lives in handler modules and the sans-I/O components they
+call (STYLE.md principle 1). This module only
+
+* listens on one loopback port per emulated broker;
+* reads a frame, dispatches it, writes the response, and only then reads the
+  connection's next frame (principle 5: clients pipeline and rely on order);
+* closes a connection that sends a malformed, oversized or unknown request,
+  with a log line, never disturbing other connections (Kafka does the same);
+* arms a single timer for the earliest deadline any component has.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import itertools
+import logging
+import socket
+import struct
+from collections.abc import Callable
+from typing import Any
+
+from rebalance_lab.config import EmulatorConfig
+from rebalance_lab.coordinator.clock import Clock
+from rebalance_lab.coordinator.cluster import BrokerInfo
+from rebalance_lab.coordinator.handlers import HandlerSpec, load_handlers
+from rebalance_lab.coordinator.handlers.api_versions import API_KEY as API_VERSIONS_KEY
+from rebalance_lab.coordinator.handlers.api_versions import unsupported_version_response
+from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
+from rebalance_lab.coordinator.handlers.errors_response import error_response
+from rebalance_lab.coordinator.world import BrokerNode, World
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode, KafkaError, MalformedRequest
+from rebalance_lab.protocol.versions import VersionTable
+
+log = logging.getLogger("rebalance_lab.server")
+_SIZE = struct.Struct(">i")
+
+WorldHook = Callable[[World], None]
+
+
+class ConnectionClosed(Exception):
+    """The server decided to close a connection (the reason is logged)."""
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError:
+        sock.close()
+        raise
+    sock.listen(512)
+    sock.setblocking(False)
+    return sock
+
+
+class EmulatorServer:
+    """One process serving N emulated brokers. Use ``async with`` or start()/stop()."""
+
+    def __init__(
+        self,
+        config: EmulatorConfig | None = None,
+        *,
+        clock: Clock | None = None,
+        world_hooks: tuple[WorldHook, ...] = (),
+    ) -> None:
+        self.config = config or EmulatorConfig()
+        self._clock = clock
+        self._world_hooks = world_hooks
+        self._handlers: dict[int, HandlerSpec] = load_handlers()
+        self._servers: list[asyncio.base_events.Server] = []
+        self._connections: dict[int, tuple[asyncio.Task[None], asyncio.StreamWriter]] = {}
+        self._connection_ids = itertools.count(1)
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._world: World | None = None
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    @property
+    def world(self) -> World:
+        if self._world is None:
+            raise RuntimeError("the emulator is not started")
+        return self._world
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{b.host}:{b.port}" for b in self.world.cluster.live_brokers())
+
+    async def start(self) -> EmulatorServer:
+        self._loop = asyncio.get_running_loop()
+        sockets = self._bind_all()
+        brokers = [
+            BrokerInfo(i, self.config.host, s.getsockname()[1], self._rack(i)) for i, s in enumerate(sockets)
+        ]
+        world = World(self.config, brokers, self._clock)
+        world.versions = VersionTable.build(self._handlers, self.config.api_versions)
+        world.on_wake(self._arm_timer)
+        for hook in self._world_hooks:
+            hook(world)
+        self._world = world
+        for topic, partitions in self.config.topics:
+            world.cluster.create_topic(topic, partitions)
+        for broker, sock in zip(brokers, sockets, strict=True):
+            node = world.nodes[broker.node_id]
+            server = await asyncio.start_server(self._client_handler(node), sock=sock)
+            self._servers.append(server)
+        self._arm_timer()
+        return self
+
+    async def stop(self) -> None:
+        for server in self._servers:
+            server.close()
+        for task, writer in list(self._connections.values()):
+            task.cancel()
+            writer.close()
+        tasks = [task for task, _ in self._connections.values()]
+        if tasks:
+            await asyncio.gather(*tasks, return_exceptions=True)
+        for server in self._servers:
+            await server.wait_closed()
+        self._servers.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    async def __aenter__(self) -> EmulatorServer:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def _rack(self, index: int) -> str | None:
+        racks = self.config.racks
+        return racks[index] if index < len(racks) else None
+
+    def _bind_all(self) -> list[socket.socket]:
+        sockets: list[socket.socket] = []
+        try:
+            for i in range(self.config.brokers):
+                port = 0 if self.config.port == 0 else self.config.port + i
+                sockets.append(_bind(self.config.host, port))
+        except OSError:
+            for sock in sockets:
+                sock.close()
+            raise
+        return sockets
+
+    # -- broker control (fault injection builds on these) ---------------------------
+
+    def close_connections(self, predicate: Callable[[int], bool] = lambda _cid: True) -> int:
+        closed = 0
+        for cid, (task, writer) in list(self._connections.items()):
+            if predicate(cid):
+                writer.close()
+                task.cancel()
+                closed += 1
+        return closed
+
+    # -- timers --------------------------------------------------------------------
+
+    def _arm_timer(self) -> None:
+        if self._loop is None or self._world is None:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._world.clock.manual:
+            return  # a manual clock fires timers only when a test advances it
+        deadline = self._world.next_deadline()
+        if deadline is None:
+            return
+        delay = max(0.0, (deadline - self._world.now_ms()) / 1000.0)
+        self._timer = self._loop.call_later(delay, self._fire_timers)
+
+    def _fire_timers(self) -> None:
+        self._timer = None
+        try:
+            self.world.fire_timers()
+        except Exception:
+            log.exception("a timer raised; the emulator keeps serving")
+        self._arm_timer()
+
+    def advance(self, ms: int) -> None:
+        """Move a manual clock forward and fire every timer that became due."""
+        clock = self.world.clock
+        advance = getattr(clock, "advance", None)
+        if advance is None:
+            raise RuntimeError("advance() needs the emulator to run on a manual clock")
+        advance(ms)
+        self.world.fire_timers()
+        self._arm_timer()
+
+    # -- connections -----------------------------------------------------------------
+
+    def _client_handler(
+        self, node: BrokerNode
+    ) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any]:
+        async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            cid = next(self._connection_ids)
+            task = asyncio.current_task()
+            assert task is not None
+            self._connections[cid] = (task, writer)
+            try:
+                await self._serve_connection(cid, node, reader, writer)
+            except asyncio.CancelledError:
+                pass  # stop() or close_connections() ended this connection on purpose
+            finally:
+                self._connections.pop(cid, None)
+                writer.close()
+                with contextlib.suppress(Exception):
+                    await writer.wait_closed()
+
+        return on_connect
+
+    async def _serve_connection(
+        self, cid: int, node: BrokerNode, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    ) -> None:
+        peer = writer.get_extra_info("peername")
+        host = f"/{peer[0]}" if peer else "/127.0.0.1"
+        try:
+            while True:
+                payload = await self._read_frame(reader, cid)
+                if payload is None:
+                    return
+                response = await self._process(cid, node, host, payload)
+                if response is not None:
+                    writer.write(response)
+                    await writer.drain()
+                self._arm_timer()
+        except ConnectionClosed as exc:
+            log.warning("closing connection %d from %s to broker %d: %s", cid, host, node.node_id, exc)
+        except (ConnectionError, asyncio.IncompleteReadError):
+            return
+
+    async def _read_frame(self, reader: asyncio.StreamReader, cid: int) -> bytes | None:
+        try:
+            head = await reader.readexactly(4)
+        except asyncio.IncompleteReadError as exc:
+            if exc.partial:
+                raise ConnectionClosed(f"truncated frame size ({len(exc.partial)} of 4 bytes)") from exc
+            return None
+        (size,) = _SIZE.unpack(head)
+        if size < 0 or size > self.config.max_request_bytes:
+            raise ConnectionClosed(
+                f"frame of {size} bytes is outside 0..{self.config.max_request_bytes} (socket.request.max.bytes)"
+            )
+        try:
+            return await reader.readexactly(size)
+        except asyncio.IncompleteReadError as exc:
+            raise ConnectionClosed(f"truncated frame: got {len(exc.partial)} of {size} bytes") from exc
+
+    async def _process(self, cid: int, node: BrokerNode, host: str, payload: bytes) -> bytes | None:
+        try:
+            header = codec.peek_header(payload)
+        except MalformedRequest as exc:
+            raise ConnectionClosed(str(exc)) from exc
+        if not node.up:
+            raise ConnectionClosed(f"broker {node.node_id} is down")
+        world = self.world
+        spec = self._handlers.get(header.api_key)
+        if spec is None or world.versions.range_of(header.api_key) is None:
+            raise ConnectionClosed(f"unknown or unadvertised api key {header.api_key}")
+        if not world.versions.supports(header.api_key, header.api_version):
+            if header.api_key == API_VERSIONS_KEY:
+                return codec.encode_response(unsupported_version_response(world.versions), header.correlation_id)
+            raise ConnectionClosed(
+                f"unsupported version {header.api_version} of {codec.API_NAMES.get(header.api_key)}"
+            )
+        try:
+            request = codec.decode_request(payload)
+        except MalformedRequest as exc:
+            raise ConnectionClosed(str(exc)) from exc
+        ctx = RequestContext(
+            header.api_key, header.api_version, header.correlation_id, request.client_id, host, cid, node, world
+        )
+        body = await self._dispatch(spec, ctx, request.body)
+        if body is None:
+            return None  # e.g. Produce with acks=0 has no response
+        return codec.encode_response(body, header.correlation_id)
+
+    async def _dispatch(self, spec: HandlerSpec, ctx: RequestContext, request: Any) -> Any:
+        try:
+            result = spec.handle(ctx, request)
+            if isinstance(result, Parked):
+                result = await self._await_parked(result)
+            elif inspect.isawaitable(result):
+                result = await result
+            return result
+        except KafkaError as exc:
+            return error_response(ctx.api_key, ctx.api_version, request, exc.code)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("handler %s failed on v%d; answering UNKNOWN_SERVER_ERROR", spec.module, ctx.api_version)
+            return error_response(ctx.api_key, ctx.api_version, request, ErrorCode.UNKNOWN_SERVER_ERROR)
+
+    async def _await_parked(self, parked: Parked) -> Any:
+        if parked.done:
+            return parked.value
+        assert self._loop is not None
+        future: asyncio.Future[Any] = self._loop.create_future()
+
+        def deliver(value: Any) -> None:
+            if not future.done():
+                future.set_result(value)
+
+        parked.on_resolve = deliver
+        self._arm_timer()  # the request that parked may have set timers
+        return await future

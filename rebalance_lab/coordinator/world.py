@@ -1,0 +1,72 @@
+"""Everything one emulator process serves: the cluster, the data plane, the groups.
+
+The asyncio shell (``server.py``) owns sockets and one timer handle; everything
+it dispatches to lives here and is free of I/O. Components with timers register
+as :class:`Timed`; the shell asks for the earliest deadline after each request
+and calls :meth:`World.fire_timers` when it arrives (or when a test advances a
+manual clock).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from rebalance_lab.config import EmulatorConfig
+from rebalance_lab.coordinator.clock import Clock, ManualClock, SystemClock
+from rebalance_lab.coordinator.cluster import BrokerInfo, ClusterMetadata
+from rebalance_lab.protocol.versions import VersionTable
+
+
+class Timed(Protocol):
+    def next_deadline(self) -> int | None: ...
+
+    def fire_timers(self, now_ms: int) -> None: ...
+
+
+@dataclass
+class BrokerNode:
+    """One emulated broker: its identity and whether it is up."""
+
+    info: BrokerInfo
+    up: bool = True
+
+    @property
+    def node_id(self) -> int:
+        return self.info.node_id
+
+
+class World:
+    def __init__(self, config: EmulatorConfig, brokers: list[BrokerInfo], clock: Clock | None = None) -> None:
+        self.config = config
+        self.clock: Clock = clock or (ManualClock() if config.manual_clock else SystemClock())
+        self.cluster = ClusterMetadata(config, brokers)
+        self.nodes = {b.node_id: BrokerNode(b) for b in brokers}
+        self.versions = VersionTable({})
+        self.services: dict[str, Any] = {}
+        self._timed: list[Timed] = []
+        self._wakers: list[Callable[[], None]] = []
+
+    def now_ms(self) -> int:
+        return self.clock.now_ms()
+
+    def register_timed(self, component: Timed) -> None:
+        self._timed.append(component)
+
+    def on_wake(self, waker: Callable[[], None]) -> None:
+        """The shell re-arms its timer when a component's deadlines change outside a request."""
+        self._wakers.append(waker)
+
+    def wake(self) -> None:
+        for waker in self._wakers:
+            waker()
+
+    def next_deadline(self) -> int | None:
+        deadlines = [d for d in (c.next_deadline() for c in self._timed) if d is not None]
+        return min(deadlines) if deadlines else None
+
+    def fire_timers(self, now_ms: int | None = None) -> None:
+        now = self.now_ms() if now_ms is None else now_ms
+        for component in self._timed:
+            component.fire_timers(now)

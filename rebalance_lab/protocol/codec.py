@@ -1,0 +1,174 @@
+"""The one seam between rebalance-lab and kafka-python's generated wire codec.
+
+Every ``kafka.protocol`` import lives in this module (STYLE.md principle 15), so a
+kafka-python upgrade or a codec of our own touches one file. The rest of the
+package sees:
+
+* :func:`decode_request` - a framed request payload to a :class:`DecodedRequest`;
+* :func:`new_response` / :func:`encode_response` - a response body for an API and
+  version, and its framed bytes with the right response-header version;
+* :func:`codec_version_range` - the versions the codec can encode for an API.
+
+Facts this relies on (spec/ecosystem.md §1.4-1.5): ``API_VERSION`` must be set
+before ``with_header``; ``min_version`` of kafka-python's classes is always 0 on
+purpose, so the real ranges come from ``valid_versions`` (Kafka's JSON).
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import kafka.protocol.admin
+import kafka.protocol.consumer
+import kafka.protocol.metadata
+import kafka.protocol.producer  # noqa: F401  (imported for its message classes)
+from kafka.protocol.api_message import ApiMessage
+
+from rebalance_lab.protocol.errors import MalformedRequest
+
+_HEADER = struct.Struct(">hhi")
+
+
+def _all_message_classes() -> list[Any]:
+    found: list[Any] = []
+    stack: list[Any] = [ApiMessage]
+    while stack:
+        cls = stack.pop()
+        for sub in cls.__subclasses__():
+            stack.append(sub)
+            if getattr(sub, "_class_version", None) is None and getattr(sub, "_json", None) is not None:
+                found.append(sub)
+    return found
+
+
+def _index(kind: str) -> dict[int, Any]:
+    table: dict[int, Any] = {}
+    for cls in _all_message_classes():
+        if cls.type == kind and cls.__module__.startswith("kafka.protocol."):
+            table.setdefault(int(cls.API_KEY), cls)
+    return table
+
+
+_REQUESTS: dict[int, Any] = _index("request")
+_RESPONSES: dict[int, Any] = _index("response")
+
+API_NAMES: dict[int, str] = {key: cls.name.removesuffix("Request") for key, cls in _REQUESTS.items()}
+
+
+@dataclass(frozen=True)
+class DecodedRequest:
+    """A request as the emulator sees it after the codec: header fields and body."""
+
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str
+    body: Any
+
+    @property
+    def api_name(self) -> str:
+        return API_NAMES.get(self.api_key, f"Unknown({self.api_key})")
+
+
+@dataclass(frozen=True)
+class RequestHeader:
+    """The leading header fields, readable from any request whatever its API or version."""
+
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str
+
+
+def peek_header(payload: bytes) -> RequestHeader:
+    """Read api key, version, correlation id and client id without knowing the schema.
+
+    Header v1 and v2 both start with these fields and both encode the client id as a
+    classic nullable string (KIP-482 kept it non-compact), so this works even for an
+    API key or version we cannot decode. A null client id becomes ``""`` as in
+    Java's ``RequestHeader.parse``.
+    """
+    if len(payload) < _HEADER.size:
+        raise MalformedRequest(f"request of {len(payload)} bytes is shorter than a request header")
+    api_key, api_version, correlation_id = _HEADER.unpack_from(payload, 0)
+    client_id = ""
+    if len(payload) >= _HEADER.size + 2:
+        (length,) = struct.unpack_from(">h", payload, _HEADER.size)
+        start = _HEADER.size + 2
+        if length > 0:
+            raw = payload[start : start + length]
+            if len(raw) != length:
+                raise MalformedRequest("client id runs past the end of the request")
+            client_id = raw.decode("utf-8", errors="replace")
+    return RequestHeader(api_key, api_version, correlation_id, client_id)
+
+
+def codec_version_range(api_key: int) -> tuple[int, int] | None:
+    """The versions the codec's JSON declares for an API, or None if it has no schema."""
+    cls = _REQUESTS.get(api_key)
+    if cls is None or cls.valid_versions is None:
+        return None
+    low, high = cls.valid_versions
+    return int(low), int(high)
+
+
+def known_api_keys() -> list[int]:
+    return sorted(_REQUESTS)
+
+
+def decode_request(payload: bytes) -> DecodedRequest:
+    """Decode an unframed request (header + body). Raises MalformedRequest."""
+    header = peek_header(payload)
+    cls = _REQUESTS.get(header.api_key)
+    if cls is None:
+        raise MalformedRequest(f"no schema for api key {header.api_key}")
+    try:
+        body = cls.decode(bytes(payload), version=header.api_version, header=True, framed=False)
+    except Exception as exc:  # the generated decoders raise many kinds of errors
+        raise MalformedRequest(
+            f"cannot decode {cls.name} v{header.api_version}: {type(exc).__name__}: {exc}"
+        ) from exc
+    client_id = body.header.client_id or ""
+    return DecodedRequest(header.api_key, header.api_version, header.correlation_id, client_id, body)
+
+
+def response_type(api_key: int) -> Any:
+    """The response message class of an API (gives access to nested data classes)."""
+    return _RESPONSES[api_key]
+
+
+def request_type(api_key: int) -> Any:
+    return _REQUESTS[api_key]
+
+
+def new_response(api_key: int, version: int, **fields: Any) -> Any:
+    """A response body of ``api_key`` at ``version``; unspecified fields take JSON defaults."""
+    return _RESPONSES[api_key][version](**fields)
+
+
+def encode_response(response: Any, correlation_id: int) -> bytes:
+    """Frame a response body with its header (the header version follows the body's)."""
+    response.with_header(correlation_id=correlation_id)
+    return bytes(response.encode(header=True, framed=True))
+
+
+def encode_request(request: Any, correlation_id: int, client_id: str = "rebalance-lab") -> bytes:
+    """Frame a request (used by our own light clients and by tests)."""
+    request.with_header(correlation_id=correlation_id, client_id=client_id)
+    return bytes(request.encode(header=True, framed=True))
+
+
+def new_request(api_key: int, version: int, **fields: Any) -> Any:
+    return _REQUESTS[api_key][version](**fields)
+
+
+def decode_response(api_key: int, version: int, payload: bytes) -> Any:
+    """Decode an unframed response (header + body) of a known API and version."""
+    return _RESPONSES[api_key].decode(bytes(payload), version=version, header=True, framed=False)
+
+
+def data_class(message_type: Any, name: str) -> Any:
+    """A nested data class of a message, e.g. ``data_class(JoinGroupResponse, 'JoinGroupResponseMember')``."""
+    return getattr(message_type, name)
