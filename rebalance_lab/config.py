@@ -7,10 +7,10 @@ defaults are Kafka's own (spec/coordinator.md §2) unless noted.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 
 
-class Flavor(str, Enum):
+class Flavor(StrEnum):
     """Which real coordinator the emulator imitates (spec/coordinator.md §0.2, §15)."""
 
     KAFKA_4 = "kafka-4"  # the Java group coordinator of Kafka 4.x

@@ -67,7 +67,7 @@ class TimerQueue(Generic[K, P]):
     def _drop_stale(self) -> None:
         # A rescheduled or cancelled key leaves its old heap entry behind; skip those lazily.
         while self._heap:
-            at, seq, key = self._heap[0]
+            _at, seq, key = self._heap[0]
             entry = self._entries.get(key)
             if entry is not None and entry[1] == seq:
                 return

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from rebalance_lab.coordinator.world import BrokerNode, World
@@ -55,5 +55,5 @@ class RequestContext:
     world: World
 
 
-HandlerResult = Union[Any, Parked, Awaitable[Any]]
+HandlerResult = Any | Parked | Awaitable[Any]
 Handler = Callable[[RequestContext, Any], HandlerResult]

@@ -20,7 +20,7 @@ _MESSAGES = {
 
 
 def _locate(ctx: RequestContext, key: str, key_type: int) -> tuple[ErrorCode, int, str, int]:
-    if key_type == _SHARE and ctx.api_version < 6 or key_type not in (_GROUP, _TRANSACTION, _SHARE):
+    if (key_type == _SHARE and ctx.api_version < 6) or key_type not in (_GROUP, _TRANSACTION, _SHARE):
         return ErrorCode.INVALID_REQUEST, -1, "", -1
     node = ctx.world.nodes.get(coordinator_for(ctx.world, key).node_id)
     if node is None or not node.up:

@@ -1,0 +1,180 @@
+"""The ``rebalance-lab`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+from typing import NoReturn
+
+from rebalance_lab.config import EmulatorConfig, Flavor, GroupConfig
+
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line on stderr and exit code 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+
+def _topic(value: str) -> tuple[str, int]:
+    name, _, count = value.partition(":")
+    try:
+        partitions = int(count) if count else 1
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected NAME[:PARTITIONS], got {value!r}") from None
+    if not name or partitions <= 0:
+        raise argparse.ArgumentTypeError(f"expected NAME[:PARTITIONS] with PARTITIONS > 0, got {value!r}")
+    return name, partitions
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number above 0, got {number}")
+    return number
+
+
+def _non_negative(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if number < 0:
+        raise argparse.ArgumentTypeError(f"expected a number of 0 or more, got {number}")
+    return number
+
+
+def _port(value: str) -> int:
+    number = _non_negative(value)
+    if number > 65535:
+        raise argparse.ArgumentTypeError(f"a port is at most 65535, got {number}")
+    return number
+
+
+def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
+    serve = sub.add_parser(
+        "serve",
+        help="run the emulator: a Kafka-protocol server with an emulated cluster and group coordinator",
+        description="Run the emulator until interrupted (Ctrl-C stops it cleanly). Prints the bootstrap "
+        "address clients should use. Defaults follow Kafka's broker defaults unless noted.",
+    )
+    net = serve.add_argument_group("network and cluster")
+    net.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    net.add_argument("--port", type=_port, default=9092,
+                     help="port of broker 0; broker i listens on PORT+i; 0 picks free ports (default: %(default)s)")
+    net.add_argument("--brokers", type=_positive, default=1, help="number of emulated brokers (default: 1)")
+    net.add_argument("--racks", default="", help="comma-separated rack per broker, e.g. a,b,c (default: none)")
+    net.add_argument("--cluster-id", default="rebalance-lab-cluster", help="cluster id in Metadata")
+    net.add_argument("--flavor", choices=[f.value for f in Flavor], default=Flavor.KAFKA_4.value,
+                     help="which coordinator to imitate: kafka-4 (Java, default) or kafka-3 (Scala)")
+    net.add_argument("--api-versions", default="codec",
+                     help="ApiVersions table: 'codec' (every version we can serve, default), a preset "
+                     "('kafka-4', 'kafka-3'), or a JSON file of {api: [min, max]}")
+    net.add_argument("--max-request-bytes", type=_positive, default=104_857_600,
+                     help="largest request frame accepted (socket.request.max.bytes, default: %(default)s)")
+    topics = serve.add_argument_group("topics")
+    topics.add_argument("--topic", action="append", type=_topic, default=[], metavar="NAME[:PARTITIONS]",
+                        help="create a topic at start-up (repeatable)")
+    topics.add_argument("--num-partitions", type=_positive, default=1,
+                        help="partitions of auto-created topics (num.partitions, default: 1)")
+    topics.add_argument("--no-auto-create-topics", action="store_true",
+                        help="do not create unknown topics on Metadata (auto.create.topics.enable=false)")
+    groups = serve.add_argument_group("group coordinator")
+    groups.add_argument("--initial-rebalance-delay-ms", type=_non_negative, default=3000,
+                        help="group.initial.rebalance.delay.ms (default: 3000, Kafka's default)")
+    groups.add_argument("--min-session-timeout-ms", type=_non_negative, default=6000)
+    groups.add_argument("--max-session-timeout-ms", type=_non_negative, default=1_800_000)
+    groups.add_argument("--group-max-size", type=_positive, default=2_147_483_647)
+    groups.add_argument("--offsets-topic-partitions", type=_positive, default=50,
+                        help="offsets.topic.num.partitions: decides each group's coordinator (default: 50)")
+    out = serve.add_argument_group("observing")
+    out.add_argument("--record", metavar="FILE", help="write every coordinator event as JSON Lines to FILE")
+    out.add_argument("--explain", action="store_true", help="narrate each rebalance step on standard output")
+    out.add_argument("--seed", type=int, help="make member ids and placement reproducible")
+    out.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+
+
+def build_parser() -> _Parser:
+    parser = _Parser(
+        prog="rebalance-lab",
+        description="A protocol-level emulator of Apache Kafka's consumer group coordinator.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    _add_serve(sub)
+    return parser
+
+
+def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
+    racks = tuple(r or None for r in args.racks.split(",")) if args.racks else ()
+    if racks and len(racks) != args.brokers:
+        raise ValueError(f"--racks names {len(racks)} racks for {args.brokers} brokers")
+    group = GroupConfig(
+        min_session_timeout_ms=args.min_session_timeout_ms,
+        max_session_timeout_ms=args.max_session_timeout_ms,
+        initial_rebalance_delay_ms=args.initial_rebalance_delay_ms,
+        max_size=args.group_max_size,
+        offsets_topic_num_partitions=args.offsets_topic_partitions,
+    )
+    return EmulatorConfig(
+        host=args.host, port=args.port, brokers=args.brokers, racks=racks, cluster_id=args.cluster_id,
+        flavor=Flavor(args.flavor), auto_create_topics=not args.no_auto_create_topics,
+        num_partitions=args.num_partitions, topics=tuple(args.topic), max_request_bytes=args.max_request_bytes,
+        api_versions=args.api_versions, group=group, record_path=args.record, explain=args.explain,
+        seed=args.seed,
+    )
+
+
+async def _serve(config: EmulatorConfig) -> None:
+    from rebalance_lab.emulator import start_emulator
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    emulator = await start_emulator(config)
+    try:
+        print(f"rebalance-lab {config.flavor.value} listening; bootstrap servers: {emulator.bootstrap_servers}",
+              flush=True)
+        await stop.wait()
+    finally:
+        await emulator.stop()
+        print("rebalance-lab stopped", flush=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=getattr(args, "log_level", "WARNING"), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    if args.command == "serve":
+        try:
+            config = config_from_args(args)
+        except ValueError as exc:
+            parser.exit(EXIT_USAGE, f"rebalance-lab: error: {exc}\n")
+        try:
+            asyncio.run(_serve(config))
+        except OSError as exc:
+            print(f"rebalance-lab: error: cannot listen on {config.host}:{config.port}: {exc.strerror or exc}",
+                  file=sys.stderr)
+            return EXIT_USAGE
+        except Exception as exc:  # a clear one-line reason instead of a traceback
+            print(f"rebalance-lab: error: {exc}", file=sys.stderr)
+            return 1
+        return 0
+    return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    with contextlib.suppress(KeyboardInterrupt):
+        sys.exit(main())
