@@ -135,6 +135,9 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
 
 
 async def _serve(config: EmulatorConfig) -> None:
+    from rebalance_lab.protocol.codec_loader import load_codec_only
+
+    load_codec_only()  # a serve process never uses kafka-python's client: skip loading it
     from rebalance_lab.emulator import start_emulator
 
     stop = asyncio.Event()
