@@ -111,6 +111,13 @@ def build_parser() -> _Parser:
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_serve(sub)
+    demo = sub.add_parser(
+        "demo", help="play a rebalance end to end with real Kafka clients, narrated (the main job)",
+        description="Start the emulator and real kafka-python consumers; watch a vote pick the assignor, "
+        "a member leave, a member crash and expire, and a static member restart without a rebalance.",
+    )
+    demo.add_argument("--record", default="demo-recording.jsonl", metavar="FILE",
+                      help="where the coordinator's recording is written (default: %(default)s)")
     return parser
 
 
@@ -175,6 +182,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"rebalance-lab: error: {exc}", file=sys.stderr)
             return 1
         return 0
+    if args.command == "demo":
+        from rebalance_lab.demo import run
+
+        return run(args.record)
     return EXIT_USAGE
 
 

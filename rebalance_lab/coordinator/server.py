@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rebalance_lab.config import EmulatorConfig
+from rebalance_lab.coordinator import group_service, offsets_service
 from rebalance_lab.coordinator.clock import Clock
 from rebalance_lab.coordinator.cluster import BrokerInfo
 from rebalance_lab.coordinator.handlers import HandlerSpec, load_handlers
@@ -80,6 +81,7 @@ class EmulatorServer:
         self._timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._world: World | None = None
+        self._cleanups: list[Callable[[], None]] = []
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -102,6 +104,8 @@ class EmulatorServer:
         world = World(self.config, brokers, self._clock)
         world.versions = VersionTable.build(self._handlers, self.config.api_versions)
         world.on_wake(self._arm_timer)
+        group_service.install(world)  # the classic group coordinator (before hooks, so they can subscribe)
+        offsets_service.install(world)  # committed offsets and their retention, gated by the groups
         for hook in self._world_hooks:
             hook(world)
         self._world = world
@@ -129,6 +133,12 @@ class EmulatorServer:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        while self._cleanups:
+            self._cleanups.pop()()
+
+    def add_cleanup(self, cleanup: Callable[[], None]) -> None:
+        """Run ``cleanup`` when the server stops (e.g. close a recording file)."""
+        self._cleanups.append(cleanup)
 
     async def __aenter__(self) -> EmulatorServer:
         return await self.start()

@@ -17,6 +17,16 @@ from rebalance_lab.protocol.codec import codec_version_range
 HANDLER_MODULES: tuple[str, ...] = (
     "api_versions",
     "find_coordinator",
+    "offset_commit", "offset_fetch", "offset_delete",
+    "join_group", "sync_group", "heartbeat", "leave_group", "describe_groups", "list_groups", "delete_groups",
+    "metadata",
+    "produce",
+    "fetch",
+    "list_offsets",
+    "init_producer_id",
+    "create_topics",
+    "delete_topics",
+    "create_partitions",
 )
 
 

@@ -79,8 +79,8 @@ def _compound(hint: Any) -> Any:
         inner = typing.get_args(hint)[0]
         return tuple(populate(inner) for _ in range(2))
     args = [a for a in typing.get_args(hint) if a is not type(None)]
-    if args:  # a nullable struct (KIP-893): give it a value
-        return populate(args[0])
+    if args:  # a nullable array or struct (KIP-893): give it a value
+        return _compound(args[0])
     return populate(hint)
 
 

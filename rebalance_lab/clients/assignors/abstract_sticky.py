@@ -1,0 +1,171 @@
+"""What ``sticky`` and ``cooperative-sticky`` share (``AbstractStickyAssignor``, spec §5).
+
+Step 0 resolves previous ownership and decides between the constrained builder (all
+subscriptions equal) and the general builder. Iteration follows the leader's member
+``HashMap`` order (spec §5.8), which decides conflicting claims and quota winners.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from rebalance_lab.clients.assignors.common import (
+    PartitionsPerTopic,
+    member_hash_order,
+    partitions_per_topic,
+    wrap,
+)
+from rebalance_lab.clients.assignors.java_hashmap import java_hash_order, string_hash
+from rebalance_lab.clients.assignors.partition_movements import PartitionMovements
+from rebalance_lab.clients.assignors.sticky_constrained import ConstrainedBuilder
+from rebalance_lab.clients.assignors.sticky_general import GeneralBuilder, PrevOwner
+from rebalance_lab.clients.assignors.sticky_racks import RackInfo
+from rebalance_lab.clients.assignors.types import (
+    Assignment,
+    ClusterView,
+    GroupSubscription,
+    Subscription,
+    TopicPartition,
+)
+
+if TYPE_CHECKING:
+    # consumer_protocol imports this package's types, so it is only used at call time here.
+    from rebalance_lab.protocol.consumer_protocol import StickyMemberData as MemberData
+
+DEFAULT_GENERATION = -1  # AbstractStickyAssignor.DEFAULT_GENERATION
+Lists = dict[str, list[TopicPartition]]
+
+
+def protocol_generation(subscription: Subscription) -> int:
+    """``subscription.generationId().orElse(-1)``; the Java constructor maps < 0 to empty."""
+    gen = subscription.generation_id
+    return gen if gen is not None and gen >= 0 else DEFAULT_GENERATION
+
+
+def remove_first(items: list[TopicPartition], tp: TopicPartition) -> None:
+    """Java ``List.remove(Object)``: drop the first occurrence, silently if absent."""
+    with contextlib.suppress(ValueError):
+        items.remove(tp)
+
+
+@dataclass
+class Ownership:
+    """Result of step 0 (``allSubscriptionsEqual``)."""
+
+    all_equal: bool = True
+    owned: dict[str, list[TopicPartition]] = field(default_factory=dict)
+    multi_owned: set[TopicPartition] = field(default_factory=set)
+
+
+class AbstractStickyAssignor(ABC):
+    """Shared sticky algorithm. Instances keep ``max_generation`` across calls, as Java's
+    field does (quirk Q4): reuse one instance per group, or a fresh one per assignment."""
+
+    name: str
+
+    def __init__(self, prefer_rack_aware_logic: bool = False) -> None:
+        self.prefer_rack_aware_logic = prefer_rack_aware_logic
+        self.max_generation = DEFAULT_GENERATION
+        # Java's protected field: a map on the constrained path, None on the general path.
+        self.partitions_transferring_ownership: dict[TopicPartition, str] | None = {}
+        self._movements: PartitionMovements | None = None
+
+    @abstractmethod
+    def member_data(self, subscription: Subscription) -> MemberData:
+        """Previously owned partitions and generation, as this flavour reads them."""
+
+    def assign(self, cluster: ClusterView, group: GroupSubscription) -> dict[str, Assignment]:
+        members = member_hash_order(group)
+        ppt = partitions_per_topic(cluster, group, members)
+        return wrap(group, self.assign_partitions(ppt, group, members))
+
+    def assign_partitions(self, ppt: PartitionsPerTopic, group: GroupSubscription, members: Sequence[str]) -> Lists:
+        """``assignPartitions``; ``members`` in the leader's ``HashMap`` order."""
+        racks = RackInfo(ppt, group, members, self.prefer_rack_aware_logic)
+        own = self._resolve_ownership(ppt, group, members)
+        if own.all_equal:
+            builder = ConstrainedBuilder(ppt, racks, own.owned, own.multi_owned)
+            self.partitions_transferring_ownership = builder.transferring
+            return builder.build()
+        # None tells the cooperative flavour to compute transfers from scratch.
+        self.partitions_transferring_ownership = None
+        prev = self._prev_assignment(group, members)
+        general = GeneralBuilder(ppt, racks, own.owned, group.members, members, prev)
+        self._movements = general.movements
+        return general.build()
+
+    def is_sticky(self) -> bool:
+        """Java ``isSticky()`` over the last general-path run (test helper)."""
+        return self._movements is None or self._movements.is_sticky()
+
+    def _resolve_ownership(
+        self, ppt: PartitionsPerTopic, group: GroupSubscription, members: Sequence[str]
+    ) -> Ownership:
+        """Subscription equality and claims: equal generations disqualify every claimant, a
+        higher one wins. The claimant's generation is its *protocol* field (quirk Q2)."""
+        result = Ownership()
+        topics: set[str] = set()
+        claimant: dict[TopicPartition, str] = {}
+        # consumerToOwnedPartitions is a fresh HashMap filled in subscriptions order.
+        for member in java_hash_order(list(members), string_hash):
+            result.owned[member] = []
+        for member in members:
+            sub = group.members[member]
+            if not topics:
+                topics.update(sub.topics)  # "if empty", so an empty first subscription fixes nothing (Q1)
+            elif result.all_equal and not (len(sub.topics) == len(topics) and topics.issuperset(sub.topics)):
+                result.all_equal = False
+            data = self.member_data(sub)
+            generation = DEFAULT_GENERATION if data.generation is None else data.generation
+            self.max_generation = max(self.max_generation, generation)
+            for tp in data.partitions:
+                if tp.topic in ppt:
+                    self._claim(tp, member, generation, group, claimant, result)
+        return result
+
+    @staticmethod
+    def _claim(
+        tp: TopicPartition,
+        member: str,
+        generation: int,
+        group: GroupSubscription,
+        claimant: dict[TopicPartition, str],
+        result: Ownership,
+    ) -> None:
+        other = claimant.get(tp)
+        if other is None:
+            result.owned[member].append(tp)
+            claimant[tp] = member
+            return
+        other_generation = protocol_generation(group.members[other])
+        if generation == other_generation:
+            result.multi_owned.add(tp)
+            remove_first(result.owned[other], tp)
+            claimant[tp] = member
+        elif generation > other_generation:
+            result.owned[member].append(tp)
+            remove_first(result.owned[other], tp)
+            claimant[tp] = member
+        # else: the other member keeps it
+
+    def _prev_assignment(self, group: GroupSubscription, members: Sequence[str]) -> dict[TopicPartition, PrevOwner]:
+        """``prepopulateCurrentAssignments``: partitions of members below ``max_generation``
+        (no generation counts as -1); a higher generation wins, ties keep the first seen."""
+        prev: dict[TopicPartition, PrevOwner] = {}
+        for member in members:
+            data = self.member_data(group.members[member])
+            if data.generation is not None and data.generation < self.max_generation:
+                generation = data.generation
+            elif data.generation is None and self.max_generation > DEFAULT_GENERATION:
+                generation = DEFAULT_GENERATION
+            else:
+                continue
+            for tp in data.partitions:
+                known = prev.get(tp)
+                if known is None or generation > known.generation:
+                    prev[tp] = PrevOwner(member, generation)
+        return prev

@@ -1,0 +1,209 @@
+"""Java ``HashMap``/``HashSet`` iteration order, ``String.hashCode`` and ``String`` ordering.
+
+Kafka's assignors iterate several ``HashMap``s whose order changes results (spec
+assignors.md §5.8): the leader's member map, the sticky user-data topic grouping, the
+``PartitionMovements`` sets and ``partitionsPerTopic``. Python dicts keep insertion
+order, which is not Java's, so this module replays ``java.util.HashMap``'s bucket
+layout: power-of-two tables, ``hash ^ (hash >>> 16)`` spreading, chains kept in
+insertion order (``put``) or head-first (``computeIfAbsent``), order-preserving
+splits on resize, and a capacity that never shrinks.
+
+Tree bins (a chain of 9 nodes in a table of 64 or more buckets) iterate in an order we
+do not model; we refuse them with :class:`UnsupportedJavaOrder` instead of guessing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator
+from functools import lru_cache
+from typing import Generic, TypeVar
+
+from rebalance_lab.clients.assignors.types import TopicPartition
+
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+_DEFAULT_CAPACITY = 16  # HashMap.DEFAULT_INITIAL_CAPACITY
+_MAXIMUM_CAPACITY = 1 << 30
+_TREEIFY_THRESHOLD = 8  # HashMap.TREEIFY_THRESHOLD
+_MIN_TREEIFY_CAPACITY = 64  # HashMap.MIN_TREEIFY_CAPACITY
+
+
+class UnsupportedJavaOrder(RuntimeError):
+    """A key set that would make Java build a tree bin, whose order we do not emulate."""
+
+
+def to_int32(value: int) -> int:
+    """Wrap an integer to Java's signed 32-bit ``int``."""
+    value &= 0xFFFFFFFF
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+@lru_cache(maxsize=65536)
+def string_hash(s: str) -> int:
+    """``String.hashCode``: s[0]*31^(n-1) + ... over UTF-16 code units, 32-bit wrap."""
+    h = 0
+    units = s.encode("utf-16-be")
+    for i in range(0, len(units), 2):
+        h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
+    return to_int32(h)
+
+
+def topic_partition_hash(tp: TopicPartition) -> int:
+    """``TopicPartition.hashCode``: 31 * (31 + partition) + topic.hashCode()."""
+    return to_int32(31 * (31 + tp.partition) + string_hash(tp.topic))
+
+
+@lru_cache(maxsize=65536)
+def java_str_key(s: str) -> bytes:
+    """Sort key giving Java ``String.compareTo`` order (UTF-16 code units, spec §2.2).
+
+    Python compares code points; the two orders differ only between a supplementary
+    character and one in U+E000..U+FFFF. Big-endian UTF-16 bytes compare like the units.
+    """
+    return s.encode("utf-16-be")
+
+
+def table_size_for(cap: int) -> int:
+    """``HashMap.tableSizeFor``: the smallest power of two >= cap (at least 1)."""
+    n = 1
+    while n < cap:
+        n <<= 1
+    return min(n, _MAXIMUM_CAPACITY)
+
+
+def _spread(h: int) -> int:
+    """``HashMap.hash``: h ^ (h >>> 16) on the unsigned 32-bit pattern."""
+    u = h & 0xFFFFFFFF
+    return u ^ (u >> 16)
+
+
+class JavaHashMap(Generic[K, V]):
+    """Insertion and iteration semantics of ``java.util.HashMap`` for one key type.
+
+    ``hash_fn`` must be the key's Java ``hashCode``. Only the operations Kafka's
+    assignors use are provided.
+    """
+
+    def __init__(self, hash_fn: Callable[[K], int], initial_capacity: int | None = None) -> None:
+        self._hash_fn = hash_fn
+        # Java allocates lazily; a sized constructor only remembers tableSizeFor(n).
+        self._capacity = _DEFAULT_CAPACITY if initial_capacity is None else table_size_for(initial_capacity)
+        self._table: list[list[tuple[K, V]]] | None = None
+        self._index: dict[K, V] = {}
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._index
+
+    def get(self, key: K) -> V | None:
+        return self._index.get(key)
+
+    def __iter__(self) -> Iterator[K]:
+        return self.keys()
+
+    def keys(self) -> Iterator[K]:
+        """Keys in Java iteration order (bucket 0..capacity-1, each chain in order)."""
+        for chain in self._table or ():
+            for key, _ in chain:
+                yield key
+
+    def items(self) -> Iterator[tuple[K, V]]:
+        for chain in self._table or ():
+            yield from chain
+
+    def first_key(self) -> K:
+        """``keySet().iterator().next()``; raises ``StopIteration`` when empty."""
+        return next(self.keys())
+
+    def put(self, key: K, value: V) -> None:
+        """``put``: replace in place, or append at the chain tail then maybe resize."""
+        table = self._ensure_table()
+        chain = table[self._bucket(key)]
+        if key in self._index:
+            chain[self._position(chain, key)] = (key, value)
+            self._index[key] = value
+            return
+        chain.append((key, value))
+        self._index[key] = value
+        if len(chain) > _TREEIFY_THRESHOLD:
+            self._treeify_bin()
+        if len(self._index) > self._threshold():
+            self._resize()
+
+    def compute_if_absent(self, key: K, factory: Callable[[K], V]) -> V:
+        """``computeIfAbsent``: resize check first, new key at the chain *head*."""
+        if key in self._index:
+            return self._index[key]
+        if self._table is None or len(self._index) > self._threshold():
+            self._table = self._table if self._table is not None else self._new_table()
+            if len(self._index) > self._threshold():
+                self._resize()
+        assert self._table is not None
+        chain = self._table[self._bucket(key)]
+        value = factory(key)
+        chain.insert(0, (key, value))
+        self._index[key] = value
+        if len(chain) >= _TREEIFY_THRESHOLD:  # binCount >= TREEIFY_THRESHOLD - 1 before the insert
+            self._treeify_bin()
+        return value
+
+    def remove(self, key: K) -> V | None:
+        """``remove``: unlink from its chain; the capacity never shrinks."""
+        if key not in self._index or self._table is None:
+            return None
+        chain = self._table[self._bucket(key)]
+        del chain[self._position(chain, key)]
+        return self._index.pop(key)
+
+    def _threshold(self) -> int:
+        return int(self._capacity * 0.75)
+
+    def _bucket(self, key: K) -> int:
+        return _spread(self._hash_fn(key)) & (self._capacity - 1)
+
+    @staticmethod
+    def _position(chain: list[tuple[K, V]], key: K) -> int:
+        for i, (k, _) in enumerate(chain):
+            if k == key:
+                return i
+        raise KeyError(key)
+
+    def _new_table(self) -> list[list[tuple[K, V]]]:
+        return [[] for _ in range(self._capacity)]
+
+    def _ensure_table(self) -> list[list[tuple[K, V]]]:
+        if self._table is None:
+            self._table = self._new_table()
+        return self._table
+
+    def _resize(self) -> None:
+        """Double the table; each chain splits into lo/hi halves keeping relative order."""
+        old = self._ensure_table()
+        self._capacity *= 2
+        table = self._new_table()
+        for chain in old:
+            for key, value in chain:
+                table[self._bucket(key)].append((key, value))
+        self._table = table
+
+    def _treeify_bin(self) -> None:
+        # HashMap.treeifyBin resizes instead while the table is small.
+        if self._capacity < _MIN_TREEIFY_CAPACITY:
+            self._resize()
+            return
+        raise UnsupportedJavaOrder("a Java HashMap bucket would become a tree bin; its order is not emulated")
+
+
+def java_hash_order(keys: list[K], hash_fn: Callable[[K], int]) -> list[K]:
+    """Iteration order of a default ``HashMap``/``HashSet`` after ``put``-ing ``keys`` in order."""
+    m: JavaHashMap[K, None] = JavaHashMap(hash_fn)
+    for key in keys:
+        m.put(key, None)
+    return list(m.keys())
+
+
+def string_hash_order(keys: list[str]) -> list[str]:
+    return java_hash_order(keys, string_hash)

@@ -1,0 +1,45 @@
+"""``RoundRobinAssignor`` (name ``roundrobin``, spec §4). Not rack-aware."""
+
+from __future__ import annotations
+
+from rebalance_lab.clients.assignors.common import (
+    AssignorError,
+    member_hash_order,
+    partitions_per_topic,
+    sorted_member_infos,
+    wrap,
+)
+from rebalance_lab.clients.assignors.java_hashmap import java_str_key
+from rebalance_lab.clients.assignors.types import Assignment, ClusterView, GroupSubscription, TopicPartition
+
+
+class RoundRobinAssignor:
+    """Kafka's ``org.apache.kafka.clients.consumer.RoundRobinAssignor``."""
+
+    name = "roundrobin"
+
+    def assign(self, cluster: ClusterView, group: GroupSubscription) -> dict[str, Assignment]:
+        members = member_hash_order(group)
+        counts = {t: len(metas) for t, metas in partitions_per_topic(cluster, group, members).items()}
+        # MemberInfo list is built in subscriptions-HashMap order, then stably sorted.
+        ring = sorted_member_infos(members, group.members)
+        if not ring:
+            # CircularIterator's constructor refuses an empty collection.
+            raise AssignorError("IllegalArgumentException", "CircularIterator can only be used on non-empty lists")
+        lists: dict[str, list[TopicPartition]] = {m: [] for m in members}
+        topic_sets = {m: set(group.members[m].topics) for m in ring}
+        cursor = 0
+        for tp in _all_partitions_sorted(counts, group):
+            # Skip members not subscribed to the topic; the cursor carries across topics.
+            while tp.topic not in topic_sets[ring[cursor]]:
+                cursor = (cursor + 1) % len(ring)
+            lists[ring[cursor]].append(tp)
+            cursor = (cursor + 1) % len(ring)
+        return wrap(group, lists)
+
+
+def _all_partitions_sorted(counts: dict[str, int], group: GroupSubscription) -> list[TopicPartition]:
+    """Union of subscribed topics in ``TreeSet`` (Java ``String``) order; partitions 0..count-1
+    built from the count, not from metadata ids."""
+    topics = sorted({t for s in group.members.values() for t in s.topics}, key=java_str_key)
+    return [TopicPartition(t, p) for t in topics if t in counts for p in range(counts[t])]

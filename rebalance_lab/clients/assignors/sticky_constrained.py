@@ -1,0 +1,203 @@
+"""Sticky "constrained" builder for equal subscriptions
+(``AbstractStickyAssignor.ConstrainedAssignmentBuilder``, KAFKA-12464/KAFKA-16277, spec §5.4)."""
+
+from __future__ import annotations
+
+from rebalance_lab.clients.assignors.common import AssignorError, PartitionsPerTopic
+from rebalance_lab.clients.assignors.java_hashmap import java_str_key
+from rebalance_lab.clients.assignors.sticky_racks import RackInfo
+from rebalance_lab.clients.assignors.types import TopicPartition
+
+Lists = dict[str, list[TopicPartition]]
+
+
+def _kept_order(tp: TopicPartition) -> tuple[int, bytes]:
+    # KAFKA-16277 (3.8.0): owned partitions sorted by partition number, then topic.
+    return (tp.partition, java_str_key(tp.topic))
+
+
+def _topic_then_partition(tp: TopicPartition) -> tuple[bytes, int]:
+    return (java_str_key(tp.topic), tp.partition)
+
+
+class ConstrainedBuilder:
+    """One run of the constrained builder; ``transferring`` is filled while giving partitions."""
+
+    def __init__(
+        self,
+        ppt: PartitionsPerTopic,
+        racks: RackInfo,
+        owned: dict[str, list[TopicPartition]],
+        multi_owned: set[TopicPartition],
+    ) -> None:
+        self.ppt = ppt
+        self.racks = racks
+        self.owned = owned  # iterates in Java HashMap order of the member ids
+        self.multi_owned = multi_owned
+        total = sum(len(metas) for metas in ppt.values())  # every key, subscribed or not (Q3)
+        n = len(owned)
+        if n == 0:
+            raise AssignorError("ArithmeticException", "/ by zero")  # totalPartitionsCount % 0 (Q7)
+        self.min_quota, self.max_quota = total // n, -(-total // n)
+        self.expected_over = total % n
+        self.current_over = 0
+        self.assignment: Lists = {c: [] for c in owned}
+        self.maybe_revoked: dict[TopicPartition, str] = {}
+        self.under: list[str] = []  # unfilledMembersWithUnderMinQuotaPartitions
+        self.exact: list[str] = []  # unfilledMembersWithExactlyMinQuotaPartitions
+        self.assigned: list[TopicPartition] = []
+        self.transferring: dict[TopicPartition, str] = {}
+
+    def build(self) -> Lists:
+        for consumer, partitions in self.owned.items():
+            self._keep_owned(consumer, partitions)
+        unassigned = self._unassigned()
+        # Collections.sort on member ids: Java String order.
+        self.under.sort(key=java_str_key)
+        self.exact.sort(key=java_str_key)
+        unassigned = self.racks.sort_by_rack_consumers(unassigned)
+        if self.racks.enabled:
+            unassigned = self._rack_aware_round_robin(unassigned)
+        self._round_robin(unassigned)
+        self._verify_unfilled()
+        return self.assignment
+
+    def _keep_owned(self, consumer: str, partitions: list[TopicPartition]) -> None:
+        """Keep up to min/maxQuota owned partitions; the surplus is "maybe revoked"."""
+        kept: list[TopicPartition] = []
+        for tp in partitions:
+            if self.racks.racks_mismatch(consumer, tp):
+                self.maybe_revoked[tp] = consumer
+            else:
+                kept.append(tp)
+        kept.sort(key=_kept_order)
+        kept = [tp for tp in kept if tp not in self.multi_owned]
+        if len(kept) < self.min_quota:
+            self._keep(consumer, kept, len(kept))
+            self.under.append(consumer)
+        elif len(kept) >= self.max_quota and self.current_over < self.expected_over:
+            self.current_over += 1
+            if self.current_over == self.expected_over:
+                self.exact.clear()
+            self._keep(consumer, kept, self.max_quota)
+        else:
+            self._keep(consumer, kept, self.min_quota)
+            if self.current_over < self.expected_over:
+                self.exact.append(consumer)
+
+    def _keep(self, consumer: str, kept: list[TopicPartition], count: int) -> None:
+        self.assignment[consumer].extend(kept[:count])
+        self.assigned.extend(kept[:count])
+        for tp in kept[count:]:
+            self.maybe_revoked[tp] = consumer
+
+    def _unassigned(self) -> list[TopicPartition]:
+        """All partitions (topics by name, indexes 0..count-1) minus the kept ones, by Java's
+        merge walk over the sorted kept list. The walk assumes every kept partition exists:
+        a kept id beyond the topic's count stalls it and Java then lists the rest as
+        unassigned -- reproduced on purpose."""
+        topics = sorted(self.ppt, key=java_str_key)
+        if not self.assigned:
+            # getAllTopicPartitions uses the metadata's partition ids.
+            return [TopicPartition(t, m.partition) for t in topics for m in self.ppt[t]]
+        kept = sorted(self.assigned, key=_topic_then_partition)
+        out: list[TopicPartition] = []
+        pos, add_directly = 0, False
+        for topic in topics:
+            for i in range(len(self.ppt[topic])):
+                nxt = kept[pos]
+                if add_directly or not (nxt.topic == topic and nxt.partition == i):
+                    out.append(TopicPartition(topic, i))
+                elif pos + 1 < len(kept):
+                    pos += 1
+                else:
+                    add_directly = True
+        return out
+
+    def _rack_aware_round_robin(self, unassigned: list[TopicPartition]) -> list[TopicPartition]:
+        """Round robin within racks; returns the partitions still unassigned, in order."""
+        remaining: list[TopicPartition] = []
+        start = 0
+        for tp in unassigned:
+            consumer: str | None = None
+            index = self.racks.next_rack_consumer(tp, self.under, start)
+            if index >= 0:
+                consumer = self.under[index]
+                count = len(self.assignment[consumer]) + 1
+                if count >= self.min_quota:
+                    self.under.remove(consumer)
+                    if count < self.max_quota and self.current_over < self.expected_over:
+                        self.exact.append(consumer)
+                else:
+                    index += 1
+                start = index % len(self.under) if self.under else 0
+            elif self.exact:
+                consumer = self._rack_consumer_at_min_quota(tp)
+            if consumer is None:
+                remaining.append(tp)
+            else:
+                self._give(tp, consumer)
+        return remaining
+
+    def _rack_consumer_at_min_quota(self, tp: TopicPartition) -> str | None:
+        first = self.racks.next_rack_consumer(tp, self.exact, 0)
+        if first < 0:
+            return None
+        consumer = self.exact[first]
+        if len(self.assignment[consumer]) + 1 == self.max_quota:
+            del self.exact[first]
+            self._count_over()
+        return consumer
+
+    def _count_over(self) -> None:
+        self.current_over += 1
+        # Once enough members hold maxQuota, members at minQuota are filled.
+        if self.current_over == self.expected_over:
+            self.exact.clear()
+
+    def _round_robin(self, unassigned: list[TopicPartition]) -> None:
+        """Java walks an ``Iterator`` over the under-minQuota list, restarting it when
+        exhausted, and polls the head of the exactly-minQuota list once nobody is under."""
+        it, last = 0, -1  # next index of the iterator, index of its last returned element
+        for tp in unassigned:
+            if it < len(self.under):
+                consumer, last, it = self.under[it], it, it + 1
+            elif not self.under and not self.exact:
+                raise AssignorError("IllegalStateException", "No more unfilled consumers to be assigned.")
+            elif not self.under:
+                consumer = self.exact.pop(0)
+            else:
+                consumer, last, it = self.under[0], 0, 1
+            count = self._give(tp, consumer)
+            if count == self.min_quota:
+                if last < 0:
+                    raise AssignorError("IllegalStateException", "iterator remove() without next()")
+                del self.under[last]
+                it, last = it - 1, -1
+                self.exact.append(consumer)
+            elif count == self.max_quota:
+                self.current_over += 1
+
+    def _give(self, tp: TopicPartition, consumer: str) -> int:
+        partitions = self.assignment[consumer]
+        partitions.append(tp)
+        revoked_from = self.maybe_revoked.get(tp)
+        if (revoked_from is not None and revoked_from != consumer) or tp in self.multi_owned:
+            self.transferring[tp] = consumer
+        return len(partitions)
+
+    def _verify_unfilled(self) -> None:
+        if not self.under:
+            return
+        if self.current_over != self.expected_over:
+            raise AssignorError(
+                "IllegalStateException",
+                "We haven't reached the expected number of members with more than the minQuota partitions, "
+                "but no more partitions to be assigned",
+            )
+        for member in self.under:
+            if len(self.assignment[member]) != self.min_quota:
+                raise AssignorError(
+                    "IllegalStateException",
+                    f"Consumer: [{member}] doesn't reach minQuota partitions, and no more partitions to be assigned",
+                )

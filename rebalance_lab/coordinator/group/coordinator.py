@@ -1,0 +1,181 @@
+"""The facade: one classic group coordinator, sans-I/O (STYLE.md principle 1).
+
+Every entry point takes ``now_ms`` (the core never reads a clock) and a ``token``, an
+opaque hashable naming the caller's pending reply, and returns :class:`Effects`: the
+replies produced (to this request and to *parked* JoinGroup/SyncGroup requests of other
+members) and the records of every state change. Timers are keyed and fire only in
+:meth:`GroupCoordinator.fire_timers`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Hashable
+
+from rebalance_lab.config import Flavor, GroupConfig
+from rebalance_lab.coordinator.group import describe, heartbeat, join, leave, offsets_gate, rebalance, sync
+from rebalance_lab.coordinator.group.context import (
+    Core,
+    GroupTimers,
+    InitialDelay,
+    MemberTimeout,
+    PendingSync,
+    RebalanceTimeout,
+    TimerKey,
+    TimerKind,
+    TimerPayload,
+)
+from rebalance_lab.coordinator.group.effects import Effects
+from rebalance_lab.coordinator.group.expiry import on_pending_sync_expired
+from rebalance_lab.coordinator.group.loading import while_loading
+from rebalance_lab.coordinator.group.messages import (
+    DeleteGroupsInput,
+    DescribeGroupsInput,
+    HeartbeatInput,
+    JoinGroupInput,
+    LeaveGroupInput,
+    ListGroupsInput,
+    SyncGroupInput,
+)
+from rebalance_lab.coordinator.group.state import GroupState
+from rebalance_lab.coordinator.group.view import GroupView, group_view
+from rebalance_lab.protocol.errors import ErrorCode
+
+
+class GroupCoordinator:
+    def __init__(self, config: GroupConfig, flavor: Flavor = Flavor.KAFKA_4, *,
+                 new_uuid: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
+        self._core = Core(config, flavor, new_uuid, {}, GroupTimers())
+        self._loading = False
+
+    def set_loading(self, loading: bool) -> None:
+        """Imitate a coordinator still loading its partition (fault injection; spec §15 #6)."""
+        self._loading = loading
+
+    def _loading_reply(self, api: str, inp: object, token: Hashable) -> Effects | None:
+        if not self._loading or getattr(inp, "group_id", None) == "":
+            return None  # INVALID_GROUP_ID is checked before the partition's state
+        fx = Effects()
+        fx.reply(token, while_loading(api, self._core.flavor, inp))
+        return fx
+
+    @property
+    def flavor(self) -> Flavor:
+        return self._core.flavor
+
+    @property
+    def config(self) -> GroupConfig:
+        return self._core.config
+
+    # -- group APIs --------------------------------------------------------------------
+
+    def join_group(self, now_ms: int, inp: JoinGroupInput, token: Hashable) -> Effects:
+        if (busy := self._loading_reply('join', inp, token)) is not None:
+            return busy
+        fx = Effects()
+        join.join_group(self._core, fx, now_ms, inp, token)
+        return fx
+
+    def sync_group(self, now_ms: int, inp: SyncGroupInput, token: Hashable) -> Effects:
+        if (busy := self._loading_reply('sync', inp, token)) is not None:
+            return busy
+        fx = Effects()
+        sync.sync_group(self._core, fx, now_ms, inp, token)
+        return fx
+
+    def heartbeat(self, now_ms: int, inp: HeartbeatInput, token: Hashable) -> Effects:
+        if (busy := self._loading_reply('heartbeat', inp, token)) is not None:
+            return busy
+        fx = Effects()
+        heartbeat.heartbeat(self._core, fx, now_ms, inp, token)
+        return fx
+
+    def leave_group(self, now_ms: int, inp: LeaveGroupInput, token: Hashable) -> Effects:
+        if (busy := self._loading_reply('leave', inp, token)) is not None:
+            return busy
+        fx = Effects()
+        leave.leave_group(self._core, fx, now_ms, inp, token)
+        return fx
+
+    def describe_groups(self, now_ms: int, inp: DescribeGroupsInput, token: Hashable) -> Effects:
+        if (busy := self._loading_reply('describe', inp, token)) is not None:
+            return busy
+        fx = Effects()
+        describe.describe_groups(self._core, fx, inp, token)
+        return fx
+
+    def list_groups(self, now_ms: int, inp: ListGroupsInput, token: Hashable) -> Effects:
+        if (busy := self._loading_reply('list', inp, token)) is not None:
+            return busy
+        fx = Effects()
+        describe.list_groups(self._core, fx, inp, token)
+        return fx
+
+    def delete_groups(self, now_ms: int, inp: DeleteGroupsInput, token: Hashable) -> Effects:
+        if (busy := self._loading_reply('delete', inp, token)) is not None:
+            return busy
+        fx = Effects()
+        describe.delete_groups(self._core, fx, now_ms, inp, token)
+        return fx
+
+    # -- the offsets work's narrow API (spec §12) ------------------------------------------
+
+    def validate_offset_commit(self, now_ms: int, group_id: str, member_id: str, generation_id: int,
+                               group_instance_id: str | None, api_version: int) -> tuple[ErrorCode, Effects]:
+        """The group-level verdict for an OffsetCommit; may create a simple group (records in Effects)."""
+        fx = Effects()
+        error = offsets_gate.validate_offset_commit(self._core, fx, now_ms, group_id, member_id, generation_id,
+                                                    group_instance_id, api_version)
+        return error, fx
+
+    def validate_offset_fetch(self, group_id: str) -> ErrorCode:
+        return offsets_gate.validate_offset_fetch(self._core, group_id)
+
+    def validate_offset_delete(self, group_id: str) -> offsets_gate.OffsetDeleteCheck:
+        return offsets_gate.validate_offset_delete(self._core, group_id)
+
+    def delete_empty_group(self, now_ms: int, group_id: str) -> Effects:
+        """The retention sweep's end: an Empty group whose offsets are all gone is deleted (§12.4)."""
+        fx = Effects()
+        group = self._core.groups.get(group_id)
+        if group is not None and group.state is GroupState.EMPTY:
+            describe.delete_group(self._core, fx, now_ms, group)
+        return fx
+
+    # -- inspection ---------------------------------------------------------------------
+
+    def group(self, group_id: str) -> GroupView | None:
+        group = self._core.groups.get(group_id)
+        return None if group is None else group_view(group)
+
+    def groups(self) -> list[GroupView]:
+        return [group_view(g) for g in self._core.groups.values()]
+
+    # -- timers ---------------------------------------------------------------------------
+
+    def next_deadline(self) -> int | None:
+        return self._core.timers.next_deadline()
+
+    def fire_timers(self, now_ms: int) -> Effects:
+        """Run every timer due at or before ``now_ms``, each at its own deadline, earliest first."""
+        fx = Effects()
+        timers = self._core.timers
+        while batch := timers.pop_next_due(now_ms):
+            for due in batch:
+                if timers.claim(due):
+                    self._run_timer(fx, due.key, due.at, due.payload.payload)
+        return fx
+
+    def _run_timer(self, fx: Effects, key: TimerKey, at_ms: int, payload: TimerPayload) -> None:
+        kind, group_id, member_id = key
+        group = self._core.groups.get(group_id)
+        if group is None:
+            return
+        if kind is TimerKind.HEARTBEAT and isinstance(payload, MemberTimeout):
+            heartbeat.on_member_timeout(self._core, fx, group, member_id, at_ms)
+        elif isinstance(payload, InitialDelay):
+            rebalance.on_initial_delay(self._core, fx, group, at_ms, payload)
+        elif isinstance(payload, RebalanceTimeout):
+            rebalance.complete_join(self._core, fx, group, at_ms)
+        elif isinstance(payload, PendingSync):
+            on_pending_sync_expired(self._core, fx, group, at_ms, payload.generation_id)

@@ -1,0 +1,189 @@
+"""Inputs and results of the coordinator's entry points: our own frozen values, not wire objects.
+
+Handlers translate kafka-python requests of every version into these and the results
+back into responses; wire-only rules (e.g. the v<7 / v>=7 protocol-name normalisation)
+stay in the handlers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rebalance_lab.protocol.errors import ErrorCode
+
+INT_MIN = -(2**31)  # authorizedOperations when not requested
+
+
+@dataclass(frozen=True)
+class ProtocolEntry:
+    name: str
+    metadata: bytes
+
+
+@dataclass(frozen=True)
+class JoinGroupInput:
+    group_id: str
+    member_id: str
+    protocol_type: str
+    protocols: tuple[ProtocolEntry, ...]
+    session_timeout_ms: int
+    rebalance_timeout_ms: int  # v0: the handler passes the session timeout (JoinGroupRequest)
+    api_version: int = 9
+    group_instance_id: str | None = None
+    client_id: str = ""
+    client_host: str = "/127.0.0.1"
+    reason: str | None = None
+
+
+def client_reason(inp: JoinGroupInput) -> str:
+    """``JoinGroupRequest.joinReason``: the KIP-800 client reason, or "not provided"."""
+    return inp.reason if inp.reason else "not provided"
+
+
+@dataclass(frozen=True)
+class JoinedMember:
+    member_id: str
+    group_instance_id: str | None
+    metadata: bytes
+
+
+@dataclass(frozen=True)
+class JoinGroupResult:
+    error: ErrorCode
+    member_id: str = ""
+    generation_id: int = -1
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    leader: str = ""
+    skip_assignment: bool = False
+    members: tuple[JoinedMember, ...] = ()
+
+
+@dataclass(frozen=True)
+class SyncGroupInput:
+    group_id: str
+    member_id: str
+    generation_id: int
+    group_instance_id: str | None = None
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignments: tuple[tuple[str, bytes], ...] = ()
+    api_version: int = 5
+
+
+@dataclass(frozen=True)
+class SyncGroupResult:
+    error: ErrorCode
+    protocol_type: str | None = None
+    protocol_name: str | None = None
+    assignment: bytes = b""
+
+
+@dataclass(frozen=True)
+class HeartbeatInput:
+    group_id: str
+    member_id: str
+    generation_id: int
+    group_instance_id: str | None = None
+
+
+@dataclass(frozen=True)
+class HeartbeatResult:
+    error: ErrorCode
+
+
+@dataclass(frozen=True)
+class LeaveMember:
+    member_id: str
+    group_instance_id: str | None = None
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class LeaveGroupInput:
+    group_id: str
+    members: tuple[LeaveMember, ...]
+    api_version: int = 5
+
+
+@dataclass(frozen=True)
+class LeaveMemberResult:
+    member_id: str
+    group_instance_id: str | None
+    error: ErrorCode
+
+
+@dataclass(frozen=True)
+class LeaveGroupResult:
+    error: ErrorCode
+    members: tuple[LeaveMemberResult, ...] = ()
+
+
+@dataclass(frozen=True)
+class DescribeGroupsInput:
+    group_ids: tuple[str, ...]
+    include_authorized_operations: bool = False
+    api_version: int = 5
+
+
+@dataclass(frozen=True)
+class DescribedMember:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    metadata: bytes
+    assignment: bytes
+
+
+@dataclass(frozen=True)
+class DescribedGroup:
+    group_id: str
+    error: ErrorCode
+    state: str
+    protocol_type: str
+    protocol_data: str
+    members: tuple[DescribedMember, ...] = ()
+    authorized_operations: int = INT_MIN
+    error_message: str | None = None
+
+
+@dataclass(frozen=True)
+class DescribeGroupsResult:
+    groups: tuple[DescribedGroup, ...]
+
+
+@dataclass(frozen=True)
+class ListGroupsInput:
+    states_filter: tuple[str, ...] = ()
+    types_filter: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class ListedGroup:
+    group_id: str
+    protocol_type: str
+    state: str
+    group_type: str = "classic"
+
+
+@dataclass(frozen=True)
+class ListGroupsResult:
+    error: ErrorCode
+    groups: tuple[ListedGroup, ...]
+
+
+@dataclass(frozen=True)
+class DeleteGroupsInput:
+    group_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DeleteGroupsResult:
+    results: tuple[tuple[str, ErrorCode], ...]
+
+
+Result = (
+    JoinGroupResult | SyncGroupResult | HeartbeatResult | LeaveGroupResult | DescribeGroupsResult
+    | ListGroupsResult | DeleteGroupsResult
+)

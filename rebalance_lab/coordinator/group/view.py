@@ -1,0 +1,61 @@
+"""A read-only snapshot of a group for DescribeGroups-like tooling, tests and the offsets work."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rebalance_lab.coordinator.group.messages import ProtocolEntry
+from rebalance_lab.coordinator.group.model import Group, Member
+
+
+@dataclass(frozen=True)
+class MemberView:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    session_timeout_ms: int
+    rebalance_timeout_ms: int
+    protocol_type: str
+    protocols: tuple[ProtocolEntry, ...]
+    assignment: bytes
+    awaiting_join: bool
+    awaiting_sync: bool
+    is_new: bool
+
+
+@dataclass(frozen=True)
+class GroupView:
+    group_id: str
+    state: str
+    previous_state: str
+    state_timestamp_ms: int
+    generation_id: int
+    protocol_type: str | None  # None: a simple group (created by an offset commit) or never joined
+    protocol_name: str | None
+    leader_id: str | None
+    members: tuple[MemberView, ...]  # in the coordinator's member iteration order (§7.3)
+    pending_members: tuple[str, ...]  # KIP-394 ids that got MEMBER_ID_REQUIRED (not members)
+    pending_sync: tuple[str, ...]
+
+    def member(self, member_id: str) -> MemberView | None:
+        return next((m for m in self.members if m.member_id == member_id), None)
+
+    @property
+    def member_ids(self) -> tuple[str, ...]:
+        return tuple(m.member_id for m in self.members)
+
+
+def _member_view(m: Member) -> MemberView:
+    return MemberView(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.session_timeout_ms,
+                      m.rebalance_timeout_ms, m.protocol_type, m.protocols, m.assignment,
+                      m.awaiting_join is not None, m.awaiting_sync is not None, m.is_new)
+
+
+def group_view(group: Group) -> GroupView:
+    return GroupView(
+        group.group_id, group.state.value, group.previous_state.value, group.state_timestamp_ms,
+        group.generation_id, group.protocol_type, group.protocol_name, group.leader_id,
+        tuple(_member_view(m) for m in group.members.values()), tuple(sorted(group.pending_join)),
+        tuple(sorted(group.pending_sync)),
+    )

@@ -1,0 +1,137 @@
+"""The edge object between the asyncio shell and the sans-I/O classic group coordinator.
+
+It owns one :class:`GroupCoordinator`, gives every request a token, keeps the token's
+:class:`Parked` reply and the function that turns the core's result into that API
+version's response, applies :class:`Effects` (resolving parked replies, including
+those of other members, and passing records to subscribers), and is the world's
+:class:`~rebalance_lab.coordinator.world.Timed` component for group timers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import random
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+from rebalance_lab.coordinator.group.coordinator import GroupCoordinator
+from rebalance_lab.coordinator.group.effects import Effects
+from rebalance_lab.coordinator.group.messages import Result
+from rebalance_lab.coordinator.group.offsets_gate import OffsetDeleteCheck
+from rebalance_lab.coordinator.group.records import GroupRecord
+from rebalance_lab.coordinator.handlers.base import Parked
+from rebalance_lab.coordinator.routing import check_coordinator
+from rebalance_lab.coordinator.world import World
+from rebalance_lab.protocol.errors import ErrorCode, KafkaError
+
+log = logging.getLogger("rebalance_lab.groups")
+
+SERVICE_KEY = "groups"
+ResponseBuilder = Callable[[Any], Any]  # the core's result -> a wire response body
+Operation = Callable[[int, Any, int], Effects]  # (now_ms, input, token) -> Effects
+RecordSubscriber = Callable[[GroupRecord], None]
+
+
+def uuid_source(seed: int | None) -> Callable[[], str]:
+    """Random v4 UUIDs; reproducible uuid4-shaped ids when the emulator has a seed."""
+    if seed is None:
+        return lambda: str(uuid.uuid4())
+    rng = random.Random(f"rebalance-lab-member-ids-{seed}")
+    return lambda: str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+class GroupService:
+    def __init__(self, world: World) -> None:
+        config = world.config
+        self._world = world
+        self.coordinator = GroupCoordinator(config.group, config.flavor, new_uuid=uuid_source(config.seed))
+        self._pending: dict[int, tuple[Parked, ResponseBuilder]] = {}
+        self._tokens = itertools.count(1)
+        self._subscribers: list[RecordSubscriber] = []
+
+    def subscribe(self, callback: RecordSubscriber) -> None:
+        """Every record the coordinator emits, in order (the recorder and the narrator use this)."""
+        self._subscribers.append(callback)
+
+    def call(self, operation: Operation, inp: Any, build: ResponseBuilder) -> Parked:
+        """Run one request through the core; the reply may be ready at once or come later."""
+        token = next(self._tokens)
+        parked = Parked()
+        self._pending[token] = (parked, build)
+        now = self._world.now_ms()
+        self.apply(operation(now, inp, token))
+        # Timers already due (a zero initial delay) fire now rather than on the shell's next
+        # timer turn, so a manual clock needs no advance(0) for them.
+        self.fire_timers(now)
+        return parked
+
+    def apply(self, fx: Effects) -> None:
+        for token, result in fx.replies:
+            self._resolve(token, result)
+        for record in fx.records:
+            for subscriber in self._subscribers:
+                try:
+                    subscriber(record)
+                except Exception:  # a broken subscriber must not break the group
+                    log.exception("record subscriber failed on %s", type(record).__name__)
+
+    def _resolve(self, token: Any, result: Result) -> None:
+        entry = self._pending.pop(token, None)
+        if entry is None:
+            log.warning("reply for unknown token %r dropped", token)
+            return
+        parked, build = entry
+        parked.resolve(build(result))
+
+    # -- Timed ---------------------------------------------------------------------------
+
+    def next_deadline(self) -> int | None:
+        return self.coordinator.next_deadline()
+
+    def fire_timers(self, now_ms: int) -> None:
+        self.apply(self.coordinator.fire_timers(now_ms))
+
+    # -- the offsets work's entry points -------------------------------------------------
+
+    def validate_offset_commit(self, group_id: str, member_id: str, generation_id: int,
+                               group_instance_id: str | None, api_version: int) -> ErrorCode:
+        """The group verdict for an OffsetCommit (spec §12.1); may create a simple group."""
+        error, fx = self.coordinator.validate_offset_commit(self._world.now_ms(), group_id, member_id,
+                                                            generation_id, group_instance_id, api_version)
+        self.apply(fx)
+        return error
+
+    def validate_offset_fetch(self, group_id: str) -> ErrorCode:
+        return self.coordinator.validate_offset_fetch(group_id)
+
+    def validate_offset_delete(self, group_id: str) -> OffsetDeleteCheck:
+        return self.coordinator.validate_offset_delete(group_id)
+
+    def delete_empty_group(self, group_id: str) -> None:
+        self.apply(self.coordinator.delete_empty_group(self._world.now_ms(), group_id))
+
+
+def install(world: World) -> GroupService:
+    """Create the service, store it as ``world.services["groups"]`` and register its timers."""
+    service = GroupService(world)
+    world.services[SERVICE_KEY] = service
+    world.register_timed(service)
+    return service
+
+
+def service_of(world: World) -> GroupService:
+    service = world.services.get(SERVICE_KEY)
+    if not isinstance(service, GroupService):
+        service = install(world)
+    return service
+
+
+def owns_group(world: World, broker_id: int, group_id: str) -> bool:
+    """False when the group's coordinator is another broker (the request gets NOT_COORDINATOR)."""
+    try:
+        check_coordinator(world, broker_id, group_id)
+    except KafkaError:
+        return False
+    return True

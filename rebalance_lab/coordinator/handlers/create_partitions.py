@@ -1,0 +1,54 @@
+"""CreatePartitions (37), v0-3, as KRaft's ``ControllerApis.createPartitions`` and
+``ReplicationControlManager.createPartitions`` answer it.
+
+* a topic named twice -> one INVALID_REQUEST "Duplicate topic name." result; these
+  come first, then the other topics, each group in ``java.util.HashSet`` order
+  (checked against Kafka 4.4);
+* unknown -> UNKNOWN_TOPIC_OR_PARTITION with no message; a count that is not an
+  increase -> INVALID_PARTITIONS; manual assignments must cover exactly the new
+  partitions (INVALID_REPLICA_ASSIGNMENT); ``validate_only`` changes nothing.
+
+New partitions are placed through the same placement seam as topic creation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.handlers.create_topics import java_set_order
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode, KafkaError
+
+API_KEY = 37
+_RESULT = codec.response_type(API_KEY).CreatePartitionsTopicResult
+
+
+def _grow(ctx: RequestContext, topic: Any, validate_only: bool) -> Any:
+    assignments = None if topic.assignments is None else [list(a.broker_ids) for a in topic.assignments]
+    try:
+        ctx.world.cluster.add_partitions(topic.name, topic.count, assignments, validate_only=validate_only)
+    except KafkaError as exc:
+        message = None if exc.code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else str(exc)
+        return _RESULT(name=topic.name, error_code=exc.code, error_message=message)
+    return _RESULT(name=topic.name, error_code=ErrorCode.NONE, error_message=None)
+
+
+def handle(ctx: RequestContext, request: Any) -> Any:
+    seen: list[str] = []
+    duplicates: list[str] = []
+    for topic in request.topics:
+        (duplicates if topic.name in seen else seen).append(topic.name)
+    results = [
+        _RESULT(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
+        for name in java_set_order(list(dict.fromkeys(duplicates)))
+    ]
+    by_name = {t.name: t for t in request.topics}
+    for name in java_set_order([n for n in seen if n not in duplicates]):
+        results.append(_grow(ctx, by_name[name], bool(request.validate_only)))
+    return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, results=results)
+
+
+def error_response(api_version: int, request: Any, code: ErrorCode) -> Any:
+    results = [_RESULT(name=t.name, error_code=code, error_message=None) for t in request.topics]
+    return codec.new_response(API_KEY, api_version, throttle_time_ms=0, results=results)

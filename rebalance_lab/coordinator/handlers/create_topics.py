@@ -1,0 +1,86 @@
+"""CreateTopics (19), v2-7, as KRaft's ``ControllerApis.createTopics`` and
+``ReplicationControlManager.createTopics`` answer it.
+
+* results of the distinct names come first, in request order; a name given more
+  than once gets one INVALID_REQUEST "Duplicate topic name." result, after them,
+  in ``java.util.HashSet`` order (checked against Kafka 4.4);
+* ``num_partitions`` / ``replication_factor`` of -1 take ``num.partitions`` /
+  ``default.replication.factor``; manual ``assignments`` need both at -1 and are
+  validated as ``validateManualPartitionAssignment`` does;
+* ``validate_only`` checks everything and creates nothing (the result still has a
+  fresh topic id, as in Kafka);
+* unknown config names -> INVALID_CONFIG;
+* v5+ echoes partitions, replication factor and every topic config of the flavor's
+  Kafka line with its source (``topic_configs.py``); a failed topic has -1/-1 and an
+  empty config list. Verified field by field against Kafka 4.4 and 3.9.2.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from rebalance_lab.clients.assignors.java_hashmap import UnsupportedJavaOrder, string_hash_order
+from rebalance_lab.config import Flavor
+from rebalance_lab.coordinator import topic_configs
+from rebalance_lab.coordinator.cluster import TopicInfo
+from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode, KafkaError
+
+API_KEY = 19
+_RESULT = codec.response_type(API_KEY).CreatableTopicResult
+_CONFIG = _RESULT.CreatableTopicConfigs
+
+
+def java_set_order(names: list[str]) -> list[str]:
+    """The iteration order of a ``java.util.HashSet`` filled with ``names`` in order."""
+    try:
+        return string_hash_order(names)
+    except UnsupportedJavaOrder:  # a tree bin (huge collision chains): keep request order
+        return names
+
+
+def _create(ctx: RequestContext, topic: Any, validate_only: bool) -> TopicInfo:
+    assignments = {a.partition_index: list(a.broker_ids) for a in topic.assignments or []}
+    configs = {c.name: c.value for c in topic.configs or []}
+    return ctx.world.cluster.create_topic(
+        topic.name, topic.num_partitions, topic.replication_factor,
+        assignments=assignments or None, configs=configs, validate_only=validate_only,
+    )
+
+
+def _success(info: TopicInfo, flavor: Flavor) -> Any:
+    configs = [
+        _CONFIG(name=name, value=value, read_only=False, config_source=source, is_sensitive=False)
+        for name, value, source in topic_configs.effective(info.configs, flavor)
+    ]
+    return _RESULT(name=info.name, topic_id=info.topic_id, error_code=ErrorCode.NONE, error_message=None,
+                   num_partitions=len(info.partitions), replication_factor=len(info.partitions[0].replicas),
+                   configs=configs)
+
+
+def _failure(name: str, code: ErrorCode, message: str | None) -> Any:
+    return _RESULT(name=name, error_code=code, error_message=message, num_partitions=-1,
+                   replication_factor=-1, configs=[])
+
+
+def handle(ctx: RequestContext, request: Any) -> Any:
+    counts = Counter(t.name for t in request.topics)
+    validate_only = bool(getattr(request, "validate_only", False))
+    results: list[Any] = []
+    for topic in request.topics:
+        if counts[topic.name] > 1:
+            continue
+        try:
+            results.append(_success(_create(ctx, topic, validate_only), ctx.world.config.flavor))
+        except KafkaError as exc:
+            results.append(_failure(topic.name, exc.code, str(exc)))
+    duplicates = java_set_order(list(dict.fromkeys(n for n, c in counts.items() if c > 1)))
+    results.extend(_failure(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name.") for name in duplicates)
+    return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, topics=results)
+
+
+def error_response(api_version: int, request: Any, code: ErrorCode) -> Any:
+    results = [_failure(t.name, code, None) for t in request.topics]
+    return codec.new_response(API_KEY, api_version, throttle_time_ms=0, topics=results)

@@ -1,0 +1,58 @@
+"""DescribeGroups (15), v0-6 (spec §11.1). Groups another broker coordinates get NOT_COORDINATOR."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rebalance_lab.coordinator.group.messages import (
+    DescribedGroup,
+    DescribeGroupsInput,
+    DescribeGroupsResult,
+)
+from rebalance_lab.coordinator.group_service import owns_group, service_of
+from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode
+
+API_KEY = 15
+
+
+def _bit_set(value: int) -> set[int] | None:
+    """kafka-python encodes a ``bitfield`` from the set of its bit indices; None is INT_MIN (bit 31 only)."""
+    bits = value & 0xFFFFFFFF
+    return None if bits == 1 << 31 else {i for i in range(32) if bits >> i & 1}
+
+
+def _group(version: int, g: DescribedGroup) -> Any:
+    described = codec.data_class(codec.response_type(API_KEY), "DescribedGroup")
+    member = codec.data_class(described, "DescribedGroupMember")
+    return described(
+        error_code=int(g.error), error_message=g.error_message if version >= 6 else None, group_id=g.group_id,
+        group_state=g.state, protocol_type=g.protocol_type, protocol_data=g.protocol_data,
+        members=[member(member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
+                        client_host=m.client_host, member_metadata=m.metadata, member_assignment=m.assignment)
+                 for m in g.members],
+        authorized_operations=_bit_set(g.authorized_operations),
+    )
+
+
+def _not_coordinator(group_id: str) -> DescribedGroup:
+    """Coordinator-level errors carry only the group id and the error (other fields: defaults)."""
+    return DescribedGroup(group_id, ErrorCode.NOT_COORDINATOR, "", "", "")
+
+
+def handle(ctx: RequestContext, request: Any) -> Any:
+    version = ctx.api_version
+    group_ids = [g or "" for g in request.groups or ()]
+    ours = [g for g in group_ids if owns_group(ctx.world, ctx.broker.node_id, g)]
+    include_ops = bool(request.include_authorized_operations) if version >= 3 else False
+    service = service_of(ctx.world)
+    described: dict[str, DescribedGroup] = {}
+
+    def build(result: DescribeGroupsResult) -> Any:
+        described.update((g.group_id, g) for g in result.groups)
+        groups = [described.get(g) or _not_coordinator(g) for g in group_ids]
+        return codec.new_response(API_KEY, version, throttle_time_ms=0, groups=[_group(version, g) for g in groups])
+
+    return service.call(service.coordinator.describe_groups, DescribeGroupsInput(tuple(ours), include_ops, version),
+                        build)

@@ -1,0 +1,27 @@
+"""Heartbeat (12), v0-4 (spec §9.1)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rebalance_lab.coordinator.group.messages import HeartbeatInput, HeartbeatResult
+from rebalance_lab.coordinator.group_service import service_of
+from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
+from rebalance_lab.coordinator.routing import check_coordinator
+from rebalance_lab.protocol import codec
+
+API_KEY = 12
+
+
+def to_response(version: int, result: HeartbeatResult) -> Any:
+    return codec.new_response(API_KEY, version, throttle_time_ms=0, error_code=int(result.error))
+
+
+def handle(ctx: RequestContext, request: Any) -> Parked:
+    version = ctx.api_version
+    inp = HeartbeatInput(request.group_id or "", request.member_id or "", int(request.generation_id),
+                         request.group_instance_id if version >= 3 else None)
+    if inp.group_id:
+        check_coordinator(ctx.world, ctx.broker.node_id, inp.group_id)
+    service = service_of(ctx.world)
+    return service.call(service.coordinator.heartbeat, inp, lambda r: to_response(version, r))

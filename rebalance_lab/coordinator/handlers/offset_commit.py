@@ -1,0 +1,122 @@
+"""OffsetCommit (8), v2-10 (spec/coordinator.md §12.1).
+
+Order of checks as Kafka: the request-level topic/partition pre-checks of
+``KafkaApis.handleOffsetCommitRequest`` first (a commit with nothing valid left
+never reaches the coordinator, so it creates no group: trap §16.12), then the
+group verdict, then the per-partition metadata size rule. The response keeps the
+request's order (Java coordinator; §15 #9 lists Scala's hash-map order).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from rebalance_lab.coordinator.cluster import TopicInfo
+from rebalance_lab.coordinator.group_service import owns_group, service_of
+from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.offsets import CommittedOffset
+from rebalance_lab.coordinator.offsets_service import offsets_of
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode
+
+API_KEY = 8
+_TOPIC_IDS_FROM = 10  # v10 names topics by id (KIP-848 follow-up)
+
+
+@dataclass
+class _Partition:
+    topic: str | None
+    request: Any
+    error: ErrorCode = ErrorCode.NONE
+
+
+def _resolve_topic(ctx: RequestContext, topic: Any) -> tuple[TopicInfo | None, ErrorCode]:
+    cluster = ctx.world.cluster
+    if ctx.api_version >= _TOPIC_IDS_FROM:
+        info = cluster.topic_by_id(topic.topic_id)
+        return info, ErrorCode.NONE if info else ErrorCode.UNKNOWN_TOPIC_ID
+    info = cluster.topics.get(topic.name)
+    return info, ErrorCode.NONE if info else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def _prechecked(ctx: RequestContext, request: Any) -> list[tuple[Any, list[_Partition]]]:
+    result = []
+    for topic in request.topics:
+        info, error = _resolve_topic(ctx, topic)
+        parts = []
+        for p in topic.partitions:
+            if info is not None and not 0 <= p.partition_index < len(info.partitions):
+                parts.append(_Partition(info.name, p, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+            else:
+                parts.append(_Partition(info.name if info else None, p, error))
+        result.append((topic, parts))
+    return result
+
+
+def _commit_all(ctx: RequestContext, request: Any, checked: list[tuple[Any, list[_Partition]]]) -> None:
+    store = offsets_of(ctx.world).store
+    now = ctx.world.now_ms()
+    limit = ctx.world.config.group.offset_metadata_max_bytes
+    retention = getattr(request, "retention_time_ms", -1) if 2 <= ctx.api_version <= 4 else -1
+    for _topic, parts in checked:
+        for part in parts:
+            if part.error is not ErrorCode.NONE or part.topic is None:
+                continue
+            p = part.request
+            metadata = p.committed_metadata or ""
+            if len(metadata) > limit:
+                part.error = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                continue
+            epoch = getattr(p, "committed_leader_epoch", -1) if ctx.api_version >= 6 else -1
+            expire = now + retention if retention != -1 else None
+            store.commit(request.group_id, part.topic, p.partition_index,
+                         CommittedOffset(p.committed_offset, epoch, metadata, now, expire))
+
+
+def _set_all(checked: list[tuple[Any, list[_Partition]]], error: ErrorCode) -> None:
+    for _topic, parts in checked:
+        for part in parts:
+            if part.error is ErrorCode.NONE:
+                part.error = error
+
+
+def _group_error(ctx: RequestContext, request: Any) -> ErrorCode:
+    if not owns_group(ctx.world, ctx.broker.node_id, request.group_id):
+        return ErrorCode.NOT_COORDINATOR
+    instance = getattr(request, "group_instance_id", None) if ctx.api_version >= 7 else None
+    return service_of(ctx.world).validate_offset_commit(
+        request.group_id, request.member_id, request.generation_id_or_member_epoch, instance, ctx.api_version
+    )
+
+
+def handle(ctx: RequestContext, request: Any) -> Any:
+    checked = _prechecked(ctx, request)
+    if any(part.error is ErrorCode.NONE for _t, parts in checked for part in parts):
+        error = _group_error(ctx, request)
+        if error is ErrorCode.NONE:
+            _commit_all(ctx, request, checked)
+        else:
+            _set_all(checked, error)
+    return _response(ctx.api_version, checked, lambda part: part.error)
+
+
+def _response(version: int, checked: list[tuple[Any, list[_Partition]]],
+              error_of: Callable[[_Partition], ErrorCode]) -> Any:
+    rt = codec.response_type(API_KEY)
+    topic_cls = rt.OffsetCommitResponseTopic
+    part_cls = topic_cls.OffsetCommitResponsePartition
+    topics = []
+    for topic, parts in checked:
+        fields: dict[str, Any] = {"topic_id": topic.topic_id} if version >= _TOPIC_IDS_FROM else {"name": topic.name}
+        topics.append(topic_cls(**fields, partitions=[
+            part_cls(partition_index=p.request.partition_index, error_code=int(error_of(p))) for p in parts
+        ]))
+    return codec.new_response(API_KEY, version, throttle_time_ms=0, topics=topics)
+
+
+def error_response(api_version: int, request: Any, code: ErrorCode) -> Any:
+    """A whole-request error goes to every partition (``OffsetCommitRequest.getErrorResponse``)."""
+    checked = [(t, [_Partition(None, p) for p in t.partitions]) for t in request.topics]
+    return _response(api_version, checked, lambda _p: code)

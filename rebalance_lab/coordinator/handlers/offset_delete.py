@@ -1,0 +1,46 @@
+"""OffsetDelete (47) (spec/coordinator.md §12.3)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rebalance_lab.coordinator.group_service import owns_group, service_of
+from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.offsets_service import offsets_of
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode
+
+API_KEY = 47
+
+
+def _topics(ctx: RequestContext, request: Any, subscribed: Any) -> list[Any]:
+    topic_cls = codec.response_type(API_KEY).OffsetDeleteResponseTopic
+    part_cls = topic_cls.OffsetDeleteResponsePartition
+    store = offsets_of(ctx.world).store
+    topics = []
+    for topic in request.topics:
+        info = ctx.world.cluster.topics.get(topic.name)
+        parts = []
+        for p in topic.partitions:
+            if info is None or not 0 <= p.partition_index < len(info.partitions):
+                error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION  # KafkaApis' metadata-cache pre-check
+            elif subscribed(topic.name):
+                error = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
+            else:
+                store.delete(request.group_id, topic.name, p.partition_index)
+                error = ErrorCode.NONE
+            parts.append(part_cls(partition_index=p.partition_index, error_code=int(error)))
+        topics.append(topic_cls(name=topic.name, partitions=parts))
+    return topics
+
+
+def handle(ctx: RequestContext, request: Any) -> Any:
+    if not owns_group(ctx.world, ctx.broker.node_id, request.group_id):
+        return codec.new_response(API_KEY, ctx.api_version, error_code=int(ErrorCode.NOT_COORDINATOR),
+                                  throttle_time_ms=0, topics=[])
+    check = service_of(ctx.world).validate_offset_delete(request.group_id)
+    if check.error is not ErrorCode.NONE:
+        return codec.new_response(API_KEY, ctx.api_version, error_code=int(check.error), throttle_time_ms=0,
+                                  topics=[])
+    return codec.new_response(API_KEY, ctx.api_version, error_code=0, throttle_time_ms=0,
+                              topics=_topics(ctx, request, check.is_subscribed))

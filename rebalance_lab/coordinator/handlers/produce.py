@@ -1,0 +1,125 @@
+"""Produce (0), v3-13: append each partition's batch to its log.
+
+Follows ``KafkaApis.handleProduceRequest`` and ``ReplicaManager.appendRecords``:
+
+* a topic or partition the cluster does not have -> UNKNOWN_TOPIC_OR_PARTITION
+  (v13 names topics by id: UNKNOWN_TOPIC_ID). Produce never auto-creates topics;
+  only Metadata does (``AutoTopicCreationManager`` is called from Metadata and
+  FindCoordinator only);
+* not exactly one magic v2 batch -> INVALID_RECORD (``ProduceRequest.validateRecords``);
+  acks other than -1, 0, 1 -> INVALID_REQUIRED_ACKS for every partition;
+* a client may not write an internal topic -> INVALID_TOPIC_EXCEPTION;
+* a broker that does not lead the partition -> NOT_LEADER_OR_FOLLOWER, with the
+  KIP-951 leader hint in v10+;
+* bad framing or CRC -> CORRUPT_MESSAGE; a batch over ``max.message.bytes`` ->
+  MESSAGE_TOO_LARGE; a retried idempotent batch gets the first append's offset.
+
+Partition error messages are null, as Kafka 4.4 sends them for these errors.
+Replication is instant, so acks=1 and acks=-1 answer at once. acks=0 has no
+response (``handle`` returns None). Kafka closes the connection when an acks=0
+request fails; the emulator drops the error silently (FIDELITY.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rebalance_lab.coordinator import topic_configs
+from rebalance_lab.coordinator.cluster import PartitionInfo, TopicInfo
+from rebalance_lab.coordinator.dataplane import dataplane, leadership_error, partition_log
+from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.handlers.leaders import current_leader, node_endpoints
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode, KafkaError
+
+API_KEY = 0
+_RESPONSE = codec.response_type(API_KEY)
+_TOPIC = _RESPONSE.TopicProduceResponse
+_PARTITION = _TOPIC.PartitionProduceResponse
+_LEADER = _PARTITION.LeaderIdAndEpoch
+_ENDPOINT = _RESPONSE.NodeEndpoint
+
+
+@dataclass
+class _Outcome:
+    error: ErrorCode = ErrorCode.NONE
+    base_offset: int = -1
+    log_append_time: int = -1
+    log_start_offset: int = -1
+    leader: PartitionInfo | None = None  # set for NOT_LEADER_OR_FOLLOWER (KIP-951)
+
+
+def _resolve(ctx: RequestContext, topic: Any) -> tuple[TopicInfo | None, ErrorCode]:
+    if ctx.api_version >= 13:
+        info = ctx.world.cluster.topic_by_id(topic.topic_id)
+        return info, ErrorCode.UNKNOWN_TOPIC_ID
+    return ctx.world.cluster.topics.get(topic.name), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+
+
+def _append(ctx: RequestContext, info: TopicInfo, partition: PartitionInfo, records: bytes | None) -> _Outcome:
+    if records is None or not records:
+        return _Outcome(ErrorCode.INVALID_RECORD)  # ProduceRequest.validateRecords: no batch
+    if info.internal:
+        return _Outcome(ErrorCode.INVALID_TOPIC)  # ReplicaManager: clients may not write internal topics
+    error = leadership_error(ctx.broker.node_id, partition)
+    if error != ErrorCode.NONE:
+        return _Outcome(error, leader=partition)
+    log = partition_log(ctx.world, info, partition)
+    try:
+        result = log.append(records, ctx.world.now_ms(), topic_configs.uses_log_append_time(info.configs),
+                            topic_configs.max_message_bytes(info.configs))
+    except KafkaError as exc:
+        return _Outcome(exc.code)
+    dataplane(ctx.world).logs.appended((info.topic_id, partition.partition))
+    return _Outcome(ErrorCode.NONE, result.base_offset, result.log_append_time, result.log_start_offset)
+
+
+def _partition_outcome(ctx: RequestContext, info: TopicInfo | None, missing: ErrorCode, data: Any,
+                       acks: int) -> _Outcome:
+    if info is None or not 0 <= data.index < len(info.partitions):
+        return _Outcome(missing if info is None else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if acks not in (-1, 0, 1):
+        return _Outcome(ErrorCode.INVALID_REQUIRED_ACKS)
+    return _append(ctx, info, info.partitions[data.index], data.records)
+
+
+def _partition_response(ctx: RequestContext, index: int, outcome: _Outcome) -> Any:
+    leader = None
+    if outcome.leader is not None and ctx.api_version >= 10:
+        leader = current_leader(_LEADER, outcome.leader)
+    return _PARTITION(
+        index=index, error_code=outcome.error, base_offset=outcome.base_offset,
+        log_append_time_ms=outcome.log_append_time, log_start_offset=outcome.log_start_offset,
+        record_errors=[], error_message=None, current_leader=leader,
+    )
+
+
+def handle(ctx: RequestContext, request: Any) -> Any:
+    topics, leaders = [], set()
+    for topic in request.topic_data:
+        info, missing = _resolve(ctx, topic)
+        partitions = []
+        for data in topic.partition_data:
+            outcome = _partition_outcome(ctx, info, missing, data, request.acks)
+            if outcome.leader is not None and outcome.leader.leader_id >= 0:
+                leaders.add(outcome.leader.leader_id)
+            partitions.append(_partition_response(ctx, data.index, outcome))
+        topics.append(_TOPIC(name=getattr(topic, "name", None), topic_id=getattr(topic, "topic_id", None),
+                             partition_responses=partitions))
+    if request.acks == 0:
+        return None
+    endpoints = node_endpoints(_ENDPOINT, ctx.world, leaders) if ctx.api_version >= 10 else []
+    return codec.new_response(API_KEY, ctx.api_version, responses=topics, throttle_time_ms=0,
+                              node_endpoints=endpoints)
+
+
+def error_response(api_version: int, request: Any, code: ErrorCode) -> Any:
+    """``ProduceRequest.getErrorResponse``: every partition with the error."""
+    topics = [
+        _TOPIC(name=getattr(t, "name", None), topic_id=getattr(t, "topic_id", None),
+               partition_responses=[_PARTITION(index=p.index, error_code=code, base_offset=-1)
+                                    for p in t.partition_data])
+        for t in request.topic_data
+    ]
+    return codec.new_response(API_KEY, api_version, responses=topics, throttle_time_ms=0)

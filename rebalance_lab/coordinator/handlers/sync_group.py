@@ -1,0 +1,51 @@
+"""SyncGroup (14), v0-5 (spec §1.2, §8)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rebalance_lab.coordinator.group.messages import SyncGroupInput, SyncGroupResult
+from rebalance_lab.coordinator.group_service import service_of
+from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
+from rebalance_lab.coordinator.routing import check_coordinator
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode
+
+API_KEY = 14
+
+
+def to_input(ctx: RequestContext, request: Any) -> SyncGroupInput:
+    version = ctx.api_version
+    return SyncGroupInput(
+        group_id=request.group_id or "",
+        member_id=request.member_id or "",
+        generation_id=int(request.generation_id),
+        group_instance_id=request.group_instance_id if version >= 3 else None,
+        protocol_type=request.protocol_type if version >= 5 else None,
+        protocol_name=request.protocol_name if version >= 5 else None,
+        assignments=tuple((a.member_id, bytes(a.assignment or b"")) for a in request.assignments or ()),
+        api_version=version,
+    )
+
+
+def to_response(version: int, result: SyncGroupResult) -> Any:
+    return codec.new_response(API_KEY, version, throttle_time_ms=0, error_code=int(result.error),
+                              protocol_type=result.protocol_type, protocol_name=result.protocol_name,
+                              assignment=result.assignment)
+
+
+def error_response(version: int, request: Any, code: ErrorCode) -> Any:
+    return to_response(version, SyncGroupResult(code))
+
+
+def handle(ctx: RequestContext, request: Any) -> Any:
+    version = ctx.api_version
+    if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
+        # KafkaApis rejects this before authorisation and before the coordinator sees it.
+        return error_response(version, request, ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+    inp = to_input(ctx, request)
+    if inp.group_id:
+        check_coordinator(ctx.world, ctx.broker.node_id, inp.group_id)
+    service = service_of(ctx.world)
+    parked: Parked = service.call(service.coordinator.sync_group, inp, lambda r: to_response(version, r))
+    return parked

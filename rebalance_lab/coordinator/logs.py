@@ -1,0 +1,266 @@
+"""In-memory partition logs: the data plane behind Produce, Fetch and ListOffsets.
+
+Sans-I/O (STYLE.md principle 1): appends take ``now`` from the caller; nothing here
+awaits or reads a clock. Each partition has one log, shared by all emulated
+brokers: replication is instant, so the high watermark is the log end offset as
+soon as an append returns (``Partition.maybeIncrementLeaderHW`` with every ISR
+member caught up). Transactions are not emulated, so the last stable offset equals
+the high watermark (FIDELITY.md).
+"""
+
+from __future__ import annotations
+
+import bisect
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from rebalance_lab.coordinator import record_batch
+from rebalance_lab.coordinator.record_batch import BatchHeader
+from rebalance_lab.protocol.errors import ErrorCode, KafkaError
+
+EARLIEST_TIMESTAMP = -2  # ListOffsetsRequest.EARLIEST_TIMESTAMP
+LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3  # KIP-734
+EARLIEST_LOCAL_TIMESTAMP = -4  # KIP-405: no tiered storage here, so the same as earliest
+DEFAULT_MAX_MESSAGE_BYTES = 1_048_588  # max.message.bytes
+_PRODUCER_BATCHES_KEPT = 5  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
+
+
+@dataclass(frozen=True)
+class StoredBatch:
+    base_offset: int
+    last_offset: int
+    max_timestamp: int
+    leader_epoch: int
+    header: BatchHeader
+    data: bytes
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    base_offset: int
+    log_append_time: int  # -1 unless the topic uses LogAppendTime
+    log_start_offset: int
+
+
+@dataclass(frozen=True)
+class TimestampAndOffset:
+    timestamp: int
+    offset: int
+    leader_epoch: int
+
+
+@dataclass
+class _ProducerBatches:
+    """The last few batches of one producer, to answer a retried batch as Kafka does."""
+
+    epoch: int
+    batches: list[tuple[int, int, int, int]] = field(default_factory=list)  # first/last seq, offsets
+
+
+class PartitionLog:
+    def __init__(self, leader_epoch: int = 0) -> None:
+        self.batches: list[StoredBatch] = []
+        self._last_offsets: list[int] = []
+        self.log_start_offset = 0
+        self.log_end_offset = 0
+        self.leader_epoch = leader_epoch
+        self._producers: dict[int, _ProducerBatches] = {}
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log_end_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        return self.high_watermark
+
+    # -- append ------------------------------------------------------------------------
+
+    def append(self, records: bytes, now_ms: int, log_append_time: bool = False,
+               max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES) -> AppendResult:
+        """Validate and append one Produce partition's records; raises KafkaError."""
+        batches = record_batch.split_batches(records)
+        if len(batches) != 1:
+            # ProduceRequest.validateRecords: v3+ carries exactly one batch per partition.
+            raise KafkaError(ErrorCode.INVALID_RECORD, "Produce requests with version 3 or later are only "
+                             "allowed to contain exactly one record batch per partition")
+        header, raw = batches[0]
+        _validate_client_batch(header)
+        if header.size > max_message_bytes:
+            raise KafkaError(ErrorCode.MESSAGE_SIZE_TOO_LARGE,
+                             f"The record batch size {header.size} exceeds max.message.bytes")
+        duplicate = self._find_duplicate(header)
+        if duplicate is not None:
+            return AppendResult(duplicate, -1, self.log_start_offset)
+        append_time = now_ms if log_append_time else None
+        base = self.log_end_offset
+        stored = record_batch.rewrite(raw, base, self.leader_epoch, append_time)
+        self._store(stored, now_ms if log_append_time else header.max_timestamp)
+        self._remember_producer(header, base)
+        return AppendResult(base, -1 if append_time is None else append_time, self.log_start_offset)
+
+    def _store(self, data: bytes, max_timestamp: int) -> None:
+        header = record_batch.parse_header(data)
+        last = header.base_offset + header.last_offset_delta
+        self.batches.append(StoredBatch(header.base_offset, last, max_timestamp, header.partition_leader_epoch,
+                                        header, data))
+        self._last_offsets.append(last)
+        self.log_end_offset = last + 1
+
+    def _find_duplicate(self, header: BatchHeader) -> int | None:
+        # ProducerStateEntry.findDuplicateBatch: same epoch and sequence range -> the first append's offset.
+        entry = self._producers.get(header.producer_id)
+        if header.producer_id < 0 or entry is None or entry.epoch != header.producer_epoch:
+            return None
+        for first_seq, last_seq, first_offset, _last in entry.batches:
+            if (first_seq, last_seq) == (header.base_sequence, header.last_sequence):
+                return first_offset
+        return None
+
+    def _remember_producer(self, header: BatchHeader, base: int) -> None:
+        if header.producer_id < 0:
+            return
+        entry = self._producers.get(header.producer_id)
+        if entry is None or entry.epoch != header.producer_epoch:
+            entry = self._producers[header.producer_id] = _ProducerBatches(header.producer_epoch)
+        entry.batches.append((header.base_sequence, header.last_sequence, base, base + header.last_offset_delta))
+        del entry.batches[:-_PRODUCER_BATCHES_KEPT]
+
+    # -- read --------------------------------------------------------------------------
+
+    def check_offset(self, offset: int) -> None:
+        """OFFSET_OUT_OF_RANGE outside [log start, log end] (``LocalLog.read``)."""
+        if offset < self.log_start_offset or offset > self.log_end_offset:
+            raise KafkaError(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"Received request for offset {offset}, but we only have log segments "
+                f"in the range {self.log_start_offset} to {self.log_end_offset}.",
+            )
+
+    def read(self, offset: int, max_bytes: int, min_one_batch: bool, upper: int | None = None) -> bytes:
+        """Whole batches from the one containing ``offset``, up to ``max_bytes``.
+
+        As ``LogSegment.read``: the first batch is returned even if it is larger than
+        ``max_bytes`` when ``min_one_batch`` (KIP-74), and only batches below ``upper``
+        (the high watermark for consumers) are visible.
+        """
+        self.check_offset(offset)
+        limit = self.high_watermark if upper is None else upper
+        index = bisect.bisect_left(self._last_offsets, offset)
+        chunks: list[bytes] = []
+        size = 0
+        for batch in self.batches[index:]:
+            if batch.base_offset >= limit:
+                break
+            if size + len(batch.data) > max_bytes and not (min_one_batch and not chunks):
+                break
+            chunks.append(batch.data)
+            size += len(batch.data)
+        return b"".join(chunks)
+
+    def bytes_available(self, offset: int, upper: int | None = None) -> int:
+        limit = self.high_watermark if upper is None else upper
+        index = bisect.bisect_left(self._last_offsets, offset)
+        return sum(len(b.data) for b in self.batches[index:] if b.base_offset < limit)
+
+    # -- offsets for timestamps (ListOffsets) ---------------------------------------------
+
+    def offset_for_timestamp(self, timestamp: int, upper: int | None = None) -> TimestampAndOffset | None:
+        """ListOffsets' answer for a special (-1, -2, -3, -4) or real timestamp, None if none."""
+        limit = self.high_watermark if upper is None else upper
+        if timestamp == LATEST_TIMESTAMP:
+            return TimestampAndOffset(-1, limit, self.leader_epoch)
+        if timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            return TimestampAndOffset(-1, self.log_start_offset, self._epoch_at(self.log_start_offset))
+        visible = [b for b in self.batches if b.last_offset < limit and b.last_offset >= self.log_start_offset]
+        if timestamp == MAX_TIMESTAMP:
+            return _max_timestamp(visible)
+        return _first_at_or_after(visible, timestamp)
+
+    def _epoch_at(self, offset: int) -> int:
+        index = bisect.bisect_left(self._last_offsets, offset)
+        return self.batches[index].leader_epoch if index < len(self.batches) else self.leader_epoch
+
+
+def _validate_client_batch(header: BatchHeader) -> None:
+    """The checks ``LogValidator.validateBatch`` makes for a batch from a client."""
+    count_from_offsets = header.last_offset_delta + 1
+    if count_from_offsets <= 0:
+        raise KafkaError(ErrorCode.INVALID_RECORD, "Batch has an invalid offset range")
+    if header.record_count <= 0:
+        raise KafkaError(ErrorCode.INVALID_RECORD, f"Invalid reported count for record batch: {header.record_count}")
+    if header.record_count != count_from_offsets:
+        raise KafkaError(ErrorCode.INVALID_RECORD, "Inconsistent batch offset range and count of records")
+    if header.is_control:
+        raise KafkaError(ErrorCode.INVALID_RECORD, "Clients are not allowed to write control records")
+    if header.producer_id >= 0 and header.base_sequence < 0:
+        raise KafkaError(ErrorCode.INVALID_RECORD, f"Invalid sequence number {header.base_sequence} in record "
+                         f"batch with producerId {header.producer_id}")
+
+
+def _max_timestamp(batches: list[StoredBatch]) -> TimestampAndOffset | None:
+    # KIP-734: the record with the largest timestamp; on ties the earliest such record.
+    best: StoredBatch | None = None
+    for batch in batches:
+        if best is None or batch.max_timestamp > best.max_timestamp:
+            best = batch
+    if best is None:
+        return None
+    times = record_batch.record_timestamps(best.header, best.data)
+    if times is None:  # unreadable codec: the batch's last offset, as Kafka before 3.8 did
+        return TimestampAndOffset(best.max_timestamp, best.last_offset, best.leader_epoch)
+    offset = next((o for o, t in times if t == best.max_timestamp), best.last_offset)
+    return TimestampAndOffset(best.max_timestamp, offset, best.leader_epoch)
+
+
+def _first_at_or_after(batches: list[StoredBatch], timestamp: int) -> TimestampAndOffset | None:
+    # LogSegment.findOffsetByTimestamp: the first batch whose max >= target, then its first record >= target.
+    for batch in batches:
+        if batch.max_timestamp < timestamp:
+            continue
+        times = record_batch.record_timestamps(batch.header, batch.data)
+        if times is None:
+            return TimestampAndOffset(batch.max_timestamp, batch.base_offset, batch.leader_epoch)
+        for offset, ts in times:
+            if ts >= timestamp:
+                return TimestampAndOffset(ts, offset, batch.leader_epoch)
+    return None
+
+
+# The key of a partition log: the topic id survives renames of nothing but a delete and
+# re-create gets a new id, so a re-created topic starts with empty logs as in Kafka.
+LogKey = tuple[uuid.UUID, int]
+
+
+class LogManager:
+    """All partition logs, created on first use; listeners hear of every append."""
+
+    def __init__(self) -> None:
+        self._logs: dict[LogKey, PartitionLog] = {}
+        self._listeners: list[Callable[[LogKey], None]] = []
+
+    def on_append(self, listener: Callable[[LogKey], None]) -> None:
+        self._listeners.append(listener)
+
+    def log(self, topic_id: uuid.UUID, partition: int, leader_epoch: int = 0) -> PartitionLog:
+        """The partition's log, stamped with the partition's current leader epoch."""
+        key = (topic_id, partition)
+        log = self._logs.get(key)
+        if log is None:
+            log = self._logs[key] = PartitionLog(leader_epoch)
+        log.leader_epoch = leader_epoch
+        return log
+
+    def existing(self, topic_id: uuid.UUID, partition: int) -> PartitionLog | None:
+        return self._logs.get((topic_id, partition))
+
+    def appended(self, key: LogKey) -> None:
+        for listener in self._listeners:
+            listener(key)
+
+    def keep_only(self, topic_ids: set[uuid.UUID]) -> None:
+        """Forget the logs of deleted topics (a re-created topic has a new id and empty logs)."""
+        for key in [k for k in self._logs if k[0] not in topic_ids]:
+            del self._logs[key]

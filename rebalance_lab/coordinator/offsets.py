@@ -1,0 +1,139 @@
+"""Committed offsets per group, and their retention (spec/coordinator.md §12).
+
+Sans-I/O: every operation takes ``now_ms``. The group-side verdicts (generation,
+member, state) come from the group coordinator's offsets gate; this module owns
+the stored values, the per-partition rules and the expiration sweep of §12.4.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from rebalance_lab.config import GroupConfig
+from rebalance_lab.coordinator.group.view import GroupView
+from rebalance_lab.coordinator.timers import TimerQueue
+
+NO_EPOCH = -1
+NO_OFFSET = -1
+
+
+@dataclass(frozen=True)
+class CommittedOffset:
+    offset: int
+    leader_epoch: int  # -1: none (OffsetCommit v6+ carries it)
+    metadata: str  # a null metadata is stored as "" (OMM.commitOffset)
+    commit_timestamp_ms: int
+    expire_timestamp_ms: int | None  # only from OffsetCommit v2-4 RetentionTimeMs != -1
+
+
+TopicPartitionKey = tuple[str, int]
+GroupLookup = Callable[[str], GroupView | None]
+SubscribedTopics = Callable[[GroupView], frozenset[str] | None]
+
+
+class OffsetStore:
+    def __init__(self, config: GroupConfig) -> None:
+        self.config = config
+        self._groups: dict[str, dict[TopicPartitionKey, CommittedOffset]] = {}
+        self._timers: TimerQueue[str, None] = TimerQueue()
+
+    # -- reads and writes -------------------------------------------------------------
+
+    def commit(self, group_id: str, topic: str, partition: int, value: CommittedOffset) -> None:
+        self._groups.setdefault(group_id, {})[(topic, partition)] = value
+
+    def fetch(self, group_id: str, topic: str, partition: int) -> CommittedOffset | None:
+        return self._groups.get(group_id, {}).get((topic, partition))
+
+    def fetch_all(self, group_id: str) -> list[tuple[TopicPartitionKey, CommittedOffset]]:
+        return list(self._groups.get(group_id, {}).items())
+
+    def delete(self, group_id: str, topic: str, partition: int) -> bool:
+        offsets = self._groups.get(group_id)
+        if offsets is None or offsets.pop((topic, partition), None) is None:
+            return False
+        if not offsets:
+            del self._groups[group_id]
+        return True
+
+    def delete_group(self, group_id: str) -> int:
+        return len(self._groups.pop(group_id, {}))
+
+    def delete_topic(self, topic: str) -> None:
+        """Offsets of a deleted topic go with it (``GroupCoordinator.onPartitionsDeleted``)."""
+        for group_id in list(self._groups):
+            offsets = self._groups[group_id]
+            for key in [k for k in offsets if k[0] == topic]:
+                del offsets[key]
+            if not offsets:
+                del self._groups[group_id]
+
+    def has_offsets(self, group_id: str) -> bool:
+        return bool(self._groups.get(group_id))
+
+    def group_ids(self) -> list[str]:
+        return list(self._groups)
+
+    # -- retention (§12.4) --------------------------------------------------------------
+
+    def start_sweeps(self, now_ms: int) -> None:
+        self._timers.schedule("sweep", now_ms + self.config.offsets_retention_check_interval_ms, None)
+
+    def next_deadline(self) -> int | None:
+        return self._timers.next_deadline()
+
+    def sweep_due(self, now_ms: int) -> bool:
+        """True (and the next sweep scheduled) when the periodic sweep is due."""
+        if not self._timers.pop_due(now_ms):
+            return False
+        self.start_sweeps(now_ms)
+        return True
+
+    def expire(self, now_ms: int, lookup: GroupLookup, subscribed: SubscribedTopics) -> list[str]:
+        """Drop expired offsets; return the groups left with no offsets (candidates for deletion)."""
+        emptied: list[str] = []
+        retention_ms = self.config.offsets_retention_minutes * 60_000
+        for group_id in list(self._groups):
+            offsets = self._groups[group_id]
+            for key in _expired(offsets.items(), lookup(group_id), now_ms, retention_ms, subscribed):
+                del offsets[key]
+            if not offsets:
+                del self._groups[group_id]
+                emptied.append(group_id)
+        return emptied
+
+
+def _expired(
+    offsets: Iterable[tuple[TopicPartitionKey, CommittedOffset]],
+    group: GroupView | None,
+    now_ms: int,
+    retention_ms: int,
+    subscribed: SubscribedTopics,
+) -> list[TopicPartitionKey]:
+    """``CG.offsetExpirationCondition``: which base time each offset's age is measured from."""
+    topics: frozenset[str] | None = None
+    base_state = 0
+    use_commit_time = group is None or group.protocol_type is None  # a simple group
+    if group is not None and group.protocol_type is not None:
+        if group.state == "Empty":
+            base_state = group.state_timestamp_ms
+        elif group.protocol_type == "consumer" and group.state == "Stable":
+            topics = subscribed(group)
+            if topics is None:
+                return []
+            use_commit_time = True
+        else:
+            return []  # other states: nothing expires
+    expired = []
+    for key, value in offsets:
+        if value.expire_timestamp_ms is not None:
+            if now_ms >= value.expire_timestamp_ms:
+                expired.append(key)
+            continue
+        if topics is not None and key[0] in topics:
+            continue  # a Stable consumer group keeps the offsets of topics it subscribes to
+        base = value.commit_timestamp_ms if use_commit_time else base_state
+        if now_ms - base >= retention_ms:
+            expired.append(key)
+    return expired

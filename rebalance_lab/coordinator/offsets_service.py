@@ -1,0 +1,70 @@
+"""The edge object for offsets: the store, the group gate, retention on the world's timer."""
+
+from __future__ import annotations
+
+from rebalance_lab.coordinator.group.offsets_gate import subscription_topics
+from rebalance_lab.coordinator.group.records import GroupDeleted, GroupRecord
+from rebalance_lab.coordinator.group.view import GroupView
+from rebalance_lab.coordinator.group_service import SERVICE_KEY as GROUPS_KEY
+from rebalance_lab.coordinator.group_service import GroupService
+from rebalance_lab.coordinator.offsets import OffsetStore
+from rebalance_lab.coordinator.world import World
+
+SERVICE_KEY = "offsets"
+
+
+class OffsetService:
+    def __init__(self, world: World, groups: GroupService) -> None:
+        self.world = world
+        self.groups = groups
+        self.store = OffsetStore(world.config.group)
+        self.store.start_sweeps(world.now_ms())
+        groups.subscribe(self._on_group_record)
+        world.cluster.on_change(self._on_topic_change)
+
+    def next_deadline(self) -> int | None:
+        return self.store.next_deadline()
+
+    def fire_timers(self, now_ms: int) -> None:
+        if not self.store.sweep_due(now_ms):
+            return
+        self.store.expire(now_ms, self.groups.coordinator.group, _subscribed_topics)
+        # SHARD.cleanupGroupMetadata: any Empty group left without offsets is deleted, including
+        # groups that only ever answered MEMBER_ID_REQUIRED.
+        for view in self.groups.coordinator.groups():
+            if view.state == "Empty" and not self.store.has_offsets(view.group_id):
+                self.groups.delete_empty_group(view.group_id)
+
+    def _on_group_record(self, record: GroupRecord) -> None:
+        # DeleteGroups (and an Empty group's expiry) removes the group's offsets with it.
+        if isinstance(record, GroupDeleted):
+            self.store.delete_group(record.group_id)
+
+    def _on_topic_change(self, topic: str, info: object | None) -> None:
+        if info is None:
+            self.store.delete_topic(topic)
+
+
+def _subscribed_topics(group: GroupView) -> frozenset[str] | None:
+    """The union of the members' subscribed topics for the selected protocol (None if unknown)."""
+    topics: set[str] = set()
+    for member in group.members:
+        metadata = next((p.metadata for p in member.protocols if p.name == group.protocol_name), None)
+        parsed = None if metadata is None else subscription_topics(metadata)
+        if parsed is None:
+            return None
+        topics.update(parsed)
+    return frozenset(topics)
+
+
+def install(world: World) -> OffsetService:
+    groups = world.services[GROUPS_KEY]
+    service = OffsetService(world, groups)
+    world.services[SERVICE_KEY] = service
+    world.register_timed(service)
+    return service
+
+
+def offsets_of(world: World) -> OffsetService:
+    service: OffsetService = world.services[SERVICE_KEY]
+    return service

@@ -1,0 +1,82 @@
+"""``serve --record FILE``: every coordinator record as one JSON line, flushed as it happens.
+
+Rows follow the canonical event schema (``docs/event-schema.md``,
+``schema_version: "rbl-event/1"``). Subscription and assignment bytes of
+``consumer``-protocol groups are decoded here, so a recording replays without
+our codec. A ``TOPIC_METADATA`` row is written for every topic change, since the
+what-if replay needs partition counts.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import IO, Any
+
+from rebalance_lab.coordinator.cluster import TopicInfo
+from rebalance_lab.coordinator.group.records import SCHEMA_VERSION, GenerationSnapshot, GroupRecord, MemberJoined
+from rebalance_lab.coordinator.group_service import service_of
+from rebalance_lab.coordinator.world import World
+from rebalance_lab.observe import decode
+
+
+def iso_ms(ts_ms: int) -> str:
+    return datetime.fromtimestamp(ts_ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+
+
+class JsonlRecorder:
+    def __init__(self, out: IO[str], world: World) -> None:
+        self._out = out
+        self._world = world
+        self._seq = 0
+
+    def write(self, row: dict[str, Any]) -> None:
+        self._seq += 1
+        row["seq"] = self._seq
+        row.setdefault("cluster_id", self._world.config.cluster_id)
+        self._out.write(json.dumps(row, separators=(",", ":"), default=str) + "\n")
+        self._out.flush()
+
+    def on_record(self, record: GroupRecord) -> None:
+        row = record.to_event()
+        if isinstance(record, GenerationSnapshot):
+            _decode_snapshot(row, record)
+        elif isinstance(record, MemberJoined):
+            _decode_join(row, record)
+        self.write(row)
+
+    def on_topic(self, name: str, info: TopicInfo | None) -> None:
+        self.write({
+            "schema_version": SCHEMA_VERSION, "source": "emulator", "source_ref": "", "seq": 0,
+            "ts": iso_ms(self._world.now_ms()), "ts_kind": "emulated", "group_id": None,
+            "event_type": "TOPIC_METADATA",
+            "topic_partitions": {name: len(info.partitions) if info else 0},
+        })
+
+
+def _decode_join(row: dict[str, Any], record: MemberJoined) -> None:
+    metadata = record.protocols[0][1] if record.protocols else b""
+    row["subscription"] = decode.subscription(metadata, record.protocol_type)
+    row.pop("protocols", None)
+    row["supported_protocols"] = [name for name, _ in record.protocols]
+
+
+def _decode_snapshot(row: dict[str, Any], record: GenerationSnapshot) -> None:
+    members = []
+    for member, snap in zip(row.get("members") or [], record.members, strict=False):
+        sub = decode.subscription(snap.metadata, record.protocol_type)
+        member["topics"] = sub["topics"] if sub else None
+        member["owned"] = sub["owned"] if sub else None
+        member["rack_id"] = sub["rack"] if sub else None
+        member["assignment"] = decode.assignment(snap.assignment, record.protocol_type)
+        members.append(member)
+    row["members"] = members
+
+
+def install(world: World, out: IO[str]) -> JsonlRecorder:
+    recorder = JsonlRecorder(out, world)
+    service_of(world).subscribe(recorder.on_record)
+    world.cluster.on_change(recorder.on_topic)
+    for name, info in world.cluster.topics.items():
+        recorder.on_topic(name, info)
+    return recorder

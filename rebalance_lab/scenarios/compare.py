@@ -1,0 +1,55 @@
+"""Differential runs: the same scenario against an in-process emulator and a broker.
+
+Backs ``rebalance-lab diff SCENARIO --against HOST:PORT``. The emulator is configured
+like the broker the harness starts: the scenario's ``initial_rebalance_delay_ms`` and
+the API-version table of the chosen flavor.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from rebalance_lab.config import EmulatorConfig, Flavor, GroupConfig
+from rebalance_lab.coordinator.server import EmulatorServer
+from rebalance_lab.scenarios.loader import load_scenario
+from rebalance_lab.scenarios.runner import ScenarioSource, run_scenario_async
+from rebalance_lab.scenarios.transcript import Transcript, diff_transcripts
+
+
+@dataclass(frozen=True)
+class Comparison:
+    emulator: Transcript
+    broker: Transcript
+    diff: list[str]
+
+    @property
+    def same(self) -> bool:
+        return not self.diff
+
+
+def emulator_config(initial_rebalance_delay_ms: int, flavor: Flavor = Flavor.KAFKA_4) -> EmulatorConfig:
+    return EmulatorConfig(
+        port=0,
+        flavor=flavor,
+        api_versions=flavor.value,
+        group=GroupConfig(initial_rebalance_delay_ms=initial_rebalance_delay_ms),
+    )
+
+
+async def run_on_emulator(source: ScenarioSource, flavor: Flavor = Flavor.KAFKA_4) -> Transcript:
+    scenario = load_scenario(source)
+    async with EmulatorServer(emulator_config(scenario.initial_rebalance_delay_ms, flavor)) as server:
+        return await run_scenario_async(scenario, server.bootstrap_servers)
+
+
+async def compare_async(source: ScenarioSource, against: str, flavor: Flavor = Flavor.KAFKA_4) -> Comparison:
+    scenario = load_scenario(source)
+    emulated = await run_on_emulator(scenario, flavor)
+    real = await run_scenario_async(scenario, against)
+    return Comparison(emulated, real, diff_transcripts(emulated, real))
+
+
+def compare(source: ScenarioSource, against: str, flavor: Flavor = Flavor.KAFKA_4) -> Comparison:
+    """Blocking form for the CLI: run on the emulator, then on ``against``, and diff."""
+    return asyncio.run(compare_async(source, against, flavor))

@@ -1,0 +1,176 @@
+"""Turn a decoded response into plain, broker-independent data.
+
+* member ids become aliases: ``<a>`` for the first id member ``a`` was given,
+  ``<a#2>`` for its second (e.g. after a static replacement), ``<?1>`` for ids no
+  scenario member ever received; ids the scenario wrote literally stay as written;
+* group ids lose their per-run suffix;
+* error codes become names; throttle times are dropped;
+* hosts, ports and node ids (which differ between an emulator and a container) become
+  placeholders;
+* byte fields become hex, assignments a readable form when that form is exact;
+* member lists that a broker orders by hash (JoinGroup leader list, DescribeGroups) are
+  sorted by alias, and ListGroups keeps only this scenario's groups.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rebalance_lab.protocol import consumer_protocol as cp
+from rebalance_lab.protocol.errors import ErrorCode
+
+_DROP = frozenset({"throttle_time_ms"})
+_ID_KEYS = frozenset({"member_id", "leader"})
+_GROUP_KEYS = frozenset({"group_id"})
+_PLACEHOLDERS = {"host": "<host>", "client_host": "<host>", "port": "<port>", "node_id": "<node>"}
+_ASSIGNMENT_KEYS = frozenset({"assignment", "member_assignment"})
+_SORTED_MEMBERS_APIS = frozenset({"JoinGroup", "DescribeGroups"})
+
+
+@dataclass
+class Identities:
+    """Member id <-> alias bookkeeping for one scenario run."""
+
+    labels: dict[str, str] = field(default_factory=dict)
+    current: dict[str, str] = field(default_factory=dict)
+    _counts: dict[str, int] = field(default_factory=dict)
+    _unknown: int = 0
+
+    def learn(self, alias: str, member_id: str) -> None:
+        if not member_id:
+            return
+        if member_id not in self.labels:
+            n = self._counts.get(alias, 0) + 1
+            self._counts[alias] = n
+            self.labels[member_id] = f"<{alias}>" if n == 1 else f"<{alias}#{n}>"
+        if self.labels[member_id].startswith(f"<{alias}"):
+            self.current[alias] = member_id
+
+    def literal(self, member_id: str) -> None:
+        """An id written in the scenario itself (e.g. ``unknown-member-id``) stays as is."""
+        self.labels.setdefault(member_id, member_id)
+
+    def label(self, member_id: str) -> str:
+        if not member_id:
+            return member_id
+        if member_id not in self.labels:
+            self._unknown += 1
+            self.labels[member_id] = f"<?{self._unknown}>"
+        return self.labels[member_id]
+
+
+@dataclass
+class Normaliser:
+    identities: Identities
+    groups: Mapping[str, str]  # actual group id -> scenario name
+
+    def response(self, api: str, raw: Mapping[str, Any], sort_topics: bool = False) -> dict[str, Any]:
+        out = self._mapping(api, raw)
+        if api == "JoinGroup" and out.get("error_code") == "NONE":
+            out = _with_is_leader(out)
+        if api == "ListGroups":
+            out["groups"] = sorted(
+                (g for g in out.get("groups", []) if g.get("group_id") in self.groups.values()),
+                key=lambda g: str(g.get("group_id")),
+            )
+        if sort_topics:
+            _sort_topics(out)
+        return out
+
+    def _mapping(self, api: str, raw: Mapping[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for key, value in raw.items():
+            if key in _DROP:
+                continue
+            out[key] = self._value(api, key, value)
+        if api in _SORTED_MEMBERS_APIS and isinstance(out.get("members"), list):
+            out["members"] = sorted(out["members"], key=lambda m: str(m.get("member_id", "")))
+        return out
+
+    def _value(self, api: str, key: str, value: Any) -> Any:
+        if isinstance(value, Mapping):
+            return self._mapping(api, value)
+        if isinstance(value, list | tuple):
+            return [self._value(api, key, v) for v in value]
+        if isinstance(value, set | frozenset):
+            return bitfield(value) if key.endswith("authorized_operations") else sorted(value)
+        return self._scalar(api, key, value)
+
+    def _scalar(self, api: str, key: str, value: Any) -> Any:
+        if key.endswith("authorized_operations"):
+            return bitfield(value)
+        if key.endswith("error_code") and isinstance(value, int):
+            return error_name(value)
+        if key in _ID_KEYS and isinstance(value, str):
+            return self.identities.label(value)
+        if (key in _GROUP_KEYS or (api == "FindCoordinator" and key == "key")) and isinstance(value, str):
+            return self.groups.get(value, value)
+        if key in _PLACEHOLDERS and (api == "FindCoordinator" or key == "client_host"):
+            return _PLACEHOLDERS[key]
+        if isinstance(value, bytes | bytearray):
+            return assignment_text(bytes(value)) if key in _ASSIGNMENT_KEYS else bytes(value).hex()
+        return value
+
+
+def bitfield(value: Any) -> Any:
+    """kafka-python decodes a 32-bit operations bit field as a set of bit numbers (None for
+    INT_MIN, "not requested"); show the int the broker sent, as the spec writes it."""
+    if value is None:
+        return -(1 << 31)
+    if isinstance(value, set | frozenset):
+        raw = sum(1 << bit for bit in value)
+        return raw - (1 << 32) if raw & 0x80000000 else raw
+    return value
+
+
+def error_name(code: int) -> str | int:
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return code
+
+
+def assignment_text(raw: bytes) -> str:
+    """``v3 t:[0,1] u:[2]`` when that reading re-encodes to the same bytes, else hex."""
+    if not raw:
+        return ""
+    try:
+        decoded = cp.decode_assignment(raw)
+        version = int.from_bytes(raw[:2], "big", signed=True)
+        exact = cp.encode_assignment(decoded, version) == raw
+    except (cp.ConsumerProtocolError, ValueError):
+        exact = False
+    if not exact:
+        return "hex:" + raw.hex()
+    text = f"v{version} " + " ".join(f"{t}:{ps}" for t, ps in _grouped(decoded.partitions))
+    if decoded.user_data is not None:
+        text += f" user_data={decoded.user_data.hex()}"
+    return text.strip()
+
+
+def _grouped(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, list[int]]]:
+    groups: dict[str, list[int]] = {}
+    for topic, partition in partitions:
+        groups.setdefault(topic, []).append(partition)
+    return list(groups.items())
+
+
+def _with_is_leader(out: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in out.items():
+        result[key] = value
+        if key == "leader":
+            result["is_leader"] = value == out.get("member_id")
+    return result
+
+
+def _sort_topics(out: dict[str, Any]) -> None:
+    """OffsetFetch of "all topics" comes back in the broker's hash order."""
+    for holder in [out, *out.get("groups", [])]:
+        topics = holder.get("topics")
+        if isinstance(topics, list):
+            for topic in topics:
+                topic.get("partitions", []).sort(key=lambda p: p.get("partition_index", 0))
+            topics.sort(key=lambda t: str(t.get("name", "")))

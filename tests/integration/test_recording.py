@@ -1,0 +1,88 @@
+"""--record writes the canonical event schema; --explain narrates the vote and the assignment."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from kafka import KafkaConsumer
+from kafka.coordinator.assignors.range import RangePartitionAssignor
+from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
+from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
+
+from rebalance_lab.api import Emulator
+
+COMMON = {"schema_version", "source", "source_ref", "seq", "ts", "ts_kind", "cluster_id", "group_id", "event_type"}
+
+
+def _run_group(emu: Emulator, strategies: list[list[Any]]) -> dict[str, list[int]]:
+    consumers = [
+        KafkaConsumer("rec", bootstrap_servers=emu.bootstrap_servers, group_id="g", client_id=f"c{i}",
+                      partition_assignment_strategy=s, heartbeat_interval_ms=300, session_timeout_ms=6000)
+        for i, s in enumerate(strategies)
+    ]
+    stop = threading.Event()
+
+    def poll(c: KafkaConsumer) -> None:
+        while not stop.is_set():
+            c.poll(timeout_ms=100)
+
+    threads = [threading.Thread(target=poll, args=(c,), daemon=True) for c in consumers]
+    for t in threads:
+        t.start()
+    view = emu.wait_for_group("g", state="Stable", members=len(consumers), generation_at_least=1, timeout=30)
+    deadline = time.monotonic() + 10
+    while sum(len(c.assignment()) for c in consumers) < 6 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    result = {c.config["client_id"]: sorted(tp.partition for tp in c.assignment()) for c in consumers}
+    assert view.protocol_name == "range"
+    stop.set()
+    for t in threads:
+        t.join(5)
+    for c in consumers:
+        c.close()
+    return result
+
+
+def test_a_recording_follows_the_event_schema_and_matches_what_the_clients_got(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    strategies = [[RangePartitionAssignor, RoundRobinPartitionAssignor],
+                  [RangePartitionAssignor, RoundRobinPartitionAssignor, StickyPartitionAssignor],
+                  [RoundRobinPartitionAssignor, RangePartitionAssignor, StickyPartitionAssignor]]
+    with Emulator(topics=[("rec", 6)], record_path=str(path), initial_rebalance_delay_ms=200) as emu:
+        got = _run_group(emu, strategies)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [r["seq"] for r in rows] == list(range(1, len(rows) + 1))
+    for row in rows:
+        assert row.keys() >= COMMON, row
+        assert row["schema_version"] == "rbl-event/1" and row["source"] == "emulator"
+    types = [r["event_type"] for r in rows if r["group_id"] == "g"]
+    for expected in ("MEMBER_JOINED", "REBALANCE_PREPARE", "JOIN_COMPLETE", "SYNC_LEADER_ASSIGNMENT",
+                     "GENERATION_SNAPSHOT", "MEMBER_LEFT"):
+        assert expected in types
+    assert {"rec": 6} in [r.get("topic_partitions") for r in rows]
+    complete = next(r for r in rows if r["event_type"] == "JOIN_COMPLETE")
+    assert complete["protocol"] == "range" and sorted(complete["supported_protocols"]) == ["range", "roundrobin"]
+    snapshot = next(r for r in rows if r["event_type"] == "GENERATION_SNAPSHOT")
+    recorded = {m["client_id"]: sorted(tp["partition"] for tp in m["assignment"]) for m in snapshot["members"]}
+    assert recorded == got
+    assert all(m["topics"] == ["rec"] for m in snapshot["members"])
+
+
+def test_explain_narrates_each_vote_the_winner_and_the_assignment() -> None:
+    out = io.StringIO()
+    strategies = [[RangePartitionAssignor, RoundRobinPartitionAssignor],
+                  [RangePartitionAssignor, RoundRobinPartitionAssignor, StickyPartitionAssignor],
+                  [RoundRobinPartitionAssignor, RangePartitionAssignor, StickyPartitionAssignor]]
+    with Emulator(topics=[("rec", 6)], explain=True, explain_to=out, initial_rebalance_delay_ms=200) as emu:
+        _run_group(emu, strategies)
+    text = out.getvalue()
+    assert "candidate protocols (offered by every member) {range, roundrobin}" in text
+    assert "range wins 2 to 1" in text
+    assert text.count("votes roundrobin") == 1 and text.count("votes range") >= 2
+    assert "MEMBER_ID_REQUIRED" in text and "assigned generation 1 (range)" in text
+    assert "left (member_leave)" in text

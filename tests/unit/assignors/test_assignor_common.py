@@ -1,0 +1,83 @@
+"""``AbstractPartitionAssignorTest`` (cases 34-35) and the public registry."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from assignor_support import sub
+
+from rebalance_lab.clients.assignors import (
+    ASSIGNORS,
+    CooperativeStickyAssignor,
+    RangeAssignor,
+    RoundRobinAssignor,
+    StickyAssignor,
+    get_assignor,
+)
+from rebalance_lab.clients.assignors.common import sorted_member_infos, use_rack_aware_assignment
+
+
+def test_registry_names_every_built_in_assignor() -> None:
+    assert {
+        "range": RangeAssignor,
+        "roundrobin": RoundRobinAssignor,
+        "sticky": StickyAssignor,
+        "cooperative-sticky": CooperativeStickyAssignor,
+    } == ASSIGNORS
+    for name in ASSIGNORS:
+        assert get_assignor(name).name == name
+    with pytest.raises(KeyError):
+        get_assignor("nope")
+
+
+def test_member_info_sorting_without_group_instance_id() -> None:
+    members = {m: sub("t") for m in ["c", "a", "b"]}
+    assert sorted_member_infos(members, members) == ["a", "b", "c"]
+
+
+def test_member_info_sorting_with_all_group_instance_ids() -> None:
+    members = {"m1": sub("t", instance="y"), "m2": sub("t", instance="z"), "m3": sub("t", instance="x")}
+    assert sorted_member_infos(members, members) == ["m3", "m1", "m2"]
+
+
+def test_member_info_sorting_puts_static_members_first() -> None:
+    members = {"a": sub("t"), "z": sub("t", instance="i2"), "b": sub("t"), "y": sub("t", instance="i1")}
+    assert sorted_member_infos(members, members) == ["y", "z", "a", "b"]
+
+
+def test_merge_sort_many_member_infos() -> None:
+    rng = random.Random(1)
+    members = {f"m{i:03d}": sub("t", instance=(f"i{i:03d}" if rng.random() < 0.5 else None)) for i in range(100)}
+    ids = list(members)
+    rng.shuffle(ids)
+    result = sorted_member_infos(ids, members)
+    static = [m for m in result if members[m].group_instance_id is not None]
+    assert result[: len(static)] == static
+    assert static == sorted(static, key=lambda m: members[m].group_instance_id or "")
+    assert result[len(static) :] == sorted(m for m in ids if members[m].group_instance_id is None)
+
+
+ALL = frozenset({"a", "b"})
+
+
+@pytest.mark.parametrize(
+    ("consumer_racks", "partition_racks", "per_partition", "prefer", "expected"),
+    [
+        (set(), ALL, [ALL], False, False),
+        ({"c"}, ALL, [frozenset("a"), frozenset("b")], False, False),
+        ({"a"}, ALL, [frozenset("a"), frozenset("b")], False, True),
+        ({"a"}, ALL, [ALL, ALL], False, False),
+        ({"a"}, ALL, [ALL, ALL], True, True),
+        (set(), ALL, [frozenset("a")], True, False),
+        ({"c"}, ALL, [ALL], True, False),
+    ],
+)
+def test_use_rack_aware_assignment_truth_table(
+    consumer_racks: set[str],
+    partition_racks: frozenset[str],
+    per_partition: list[frozenset[str]],
+    prefer: bool,
+    expected: bool,
+) -> None:
+    assert use_rack_aware_assignment(consumer_racks, partition_racks, per_partition, prefer) is expected
