@@ -87,6 +87,9 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
                         help="create a topic at start-up (repeatable)")
     topics.add_argument("--num-partitions", type=_positive, default=1,
                         help="partitions of auto-created topics (num.partitions, default: 1)")
+    topics.add_argument("--placement", choices=["auto", "striped", "adminutils"], default="auto",
+                        help="replica placer: KRaft's StripedReplicaPlacer or AdminUtils; auto picks striped for "
+                        "kafka-4 and adminutils for kafka-3 (default: auto)")
     topics.add_argument("--no-auto-create-topics", action="store_true",
                         help="do not create unknown topics on Metadata (auto.create.topics.enable=false)")
     groups = serve.add_argument_group("group coordinator")
@@ -135,7 +138,8 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
     return EmulatorConfig(
         host=args.host, port=args.port, brokers=args.brokers, racks=racks, cluster_id=args.cluster_id,
         flavor=Flavor(args.flavor), auto_create_topics=not args.no_auto_create_topics,
-        num_partitions=args.num_partitions, topics=tuple(args.topic), max_request_bytes=args.max_request_bytes,
+        num_partitions=args.num_partitions, topics=tuple(args.topic), placement=args.placement,
+        max_request_bytes=args.max_request_bytes,
         api_versions=args.api_versions, group=group, record_path=args.record, explain=args.explain,
         seed=args.seed,
     )

@@ -43,6 +43,7 @@ class EmulatorConfig:
     auto_create_topics: bool = True
     num_partitions: int = 1  # Kafka's num.partitions default
     default_replication_factor: int = 1
+    placement: str = "auto"  # replica placer: auto (by flavor), striped (KRaft) or adminutils (ZooKeeper era)
     topics: tuple[tuple[str, int], ...] = ()  # topics created at start-up: (name, partitions)
     max_request_bytes: int = 104_857_600  # socket.request.max.bytes
     api_versions: str = "codec"  # a preset name or a JSON file (see protocol/versions.py)

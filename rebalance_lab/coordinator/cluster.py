@@ -8,11 +8,14 @@ for kafka-4; spec/assignors.md §9) plug in without touching callers.
 
 from __future__ import annotations
 
+import random
 import re
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from rebalance_lab.clients import placement
+from rebalance_lab.clients.java_random import JavaRandom, JavaRandomSource
 from rebalance_lab.config import EmulatorConfig, Flavor
 from rebalance_lab.coordinator import topic_configs
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
@@ -65,29 +68,49 @@ class TopicInfo:
     configs: dict[str, str] = field(default_factory=dict)
 
 
-# (brokers, partition count, replication factor, first partition id) -> replica lists
-Placer = Callable[[Sequence[BrokerInfo], int, int, int], list[list[int]]]
+def placement_algorithm(config: EmulatorConfig) -> str:
+    """``striped`` (KRaft ``StripedReplicaPlacer``) or ``adminutils`` (``AdminUtils``).
 
-
-def round_robin_placer(brokers: Sequence[BrokerInfo], count: int, rf: int, first: int) -> list[list[int]]:
-    """A simple fallback: consecutive brokers, leaders rotating. Replaced by Kafka's placers."""
-    ids = sorted(b.node_id for b in brokers)
-    return [[ids[(first + p + r) % len(ids)] for r in range(rf)] for p in range(count)]
+    By default the kafka-4 flavor uses the KRaft placer and the kafka-3 flavor AdminUtils, the
+    placer of ZooKeeper-mode 3.x clusters; a KRaft 3.x broker uses the striped placer, which
+    ``EmulatorConfig.placement = "striped"`` selects (FIDELITY.md).
+    """
+    if config.placement != "auto":
+        return config.placement
+    return "striped" if config.flavor == Flavor.KAFKA_4 else "adminutils"
 
 
 def place_replicas(
-    flavor: Flavor, brokers: Sequence[BrokerInfo], count: int, rf: int, first: int, seed: int | None
+    config: EmulatorConfig, brokers: Sequence[BrokerInfo], count: int, rf: int, first: int,
+    *, rng: JavaRandomSource, fenced: frozenset[int] = frozenset(), partition0_leader: int | None = None,
 ) -> list[list[int]]:
     """The seam where topic creation asks Kafka's own placement algorithm for replicas."""
     if rf > len(brokers):
         # KRaft's placer (StripedReplicaPlacer) message, as Kafka 3.9 and 4.4 send it.
-        cordoned = " or some brokers have all their log directories cordoned" if flavor == Flavor.KAFKA_4 else ""
+        cordoned = (" or some brokers have all their log directories cordoned"
+                    if config.flavor == Flavor.KAFKA_4 else "")
         raise KafkaError(
             ErrorCode.INVALID_REPLICATION_FACTOR,
             f"Unable to replicate the partition {rf} time(s): The target replication factor of {rf} cannot be "
             f"reached because only {len(brokers)} broker(s) are registered{cordoned}.",
         )
-    return round_robin_placer(brokers, count, rf, first)
+    placed = [placement.BrokerInfo(b.node_id, b.rack, b.node_id in fenced) for b in sorted(brokers, key=_id)]
+    algorithm = placement_algorithm(config)
+    try:
+        if algorithm == "striped":
+            return placement.place_replicas(placed, count, rf, algorithm="striped", rng=rng)
+        # AdminZkClient.addPartitions: start at partition 0's leader, continue the partition ids.
+        start = -1
+        if first > 0 and partition0_leader is not None:
+            start = max(0, next((i for i, b in enumerate(placed) if b.id >= partition0_leader), 0))
+        return placement.place_replicas(placed, count, rf, algorithm="adminutils", rng=rng,
+                                        fixed_start_index=start, start_partition_id=first if first > 0 else -1)
+    except placement.PlacementError as exc:
+        raise KafkaError(ErrorCode[exc.error_name], str(exc)) from exc
+
+
+def _id(broker: BrokerInfo) -> int:
+    return broker.node_id
 
 
 def _invalid_topic_reason(name: str) -> str | None:
@@ -138,6 +161,8 @@ class ClusterMetadata:
         self.topics: dict[str, TopicInfo] = {}
         self.controller_id = min(self.brokers)
         self.fenced: set[int] = set()
+        seed = config.seed if config.seed is not None else random.getrandbits(48)
+        self._placement_rng = JavaRandom(seed)
         self._listeners: list[Callable[[str, TopicInfo | None], None]] = []
 
     def on_change(self, listener: Callable[[str, TopicInfo | None], None]) -> None:
@@ -239,7 +264,7 @@ class ClusterMetadata:
         if assignments is not None:
             new = self._checked_additions(assignments, total - current, rf)
         else:
-            new = self._place(total - current, rf, current)
+            new = self._place(total - current, rf, current, info.partitions[0].replicas[0])
         if not validate_only:
             info.partitions.extend(PartitionInfo(current + i, r) for i, r in enumerate(new))
             self._notify(name, info)
@@ -319,8 +344,10 @@ class ClusterMetadata:
             p.leader_id = new_leader
             p.leader_epoch += 1
 
-    def _place(self, count: int, rf: int, first: int) -> list[list[int]]:
-        return place_replicas(self.config.flavor, self.live_brokers(), count, rf, first, self.config.seed)
+    def _place(self, count: int, rf: int, first: int, partition0_leader: int | None = None) -> list[list[int]]:
+        # One long-lived Random, as a KRaft controller keeps one for its whole life.
+        return place_replicas(self.config, self.live_brokers(), count, rf, first, rng=self._placement_rng,
+                              fenced=frozenset(self.fenced), partition0_leader=partition0_leader)
 
     def _topic_id(self, name: str) -> uuid.UUID:
         if self.config.seed is None:

@@ -29,17 +29,21 @@ def partition_for(group_id: str, num_partitions: int) -> int:
     return java_utils_abs(java_string_hash(group_id)) % num_partitions
 
 
-def coordinator_for(world: World, group_id: str) -> BrokerInfo:
-    """The broker leading the group's offsets partition (the topic is created on first use)."""
+def coordinator_for(world: World, group_id: str) -> BrokerInfo | None:
+    """The broker leading the group's offsets partition (the topic is created on first use);
+    None while that partition has no live leader (clients then get COORDINATOR_NOT_AVAILABLE)."""
     overrides: dict[str, int] = world.services.setdefault("coordinator_overrides", {})
     if group_id in overrides:
         return world.cluster.brokers[overrides[group_id]]
     topic = world.cluster.ensure_offsets_topic()
     partition = topic.partitions[partition_for(group_id, len(topic.partitions))]
-    return world.cluster.brokers[partition.leader]
+    return world.cluster.brokers.get(partition.leader)
 
 
 def check_coordinator(world: World, broker_id: int, group_id: str) -> None:
     """Raise NOT_COORDINATOR when a group request reaches a broker that does not own the group."""
-    if coordinator_for(world, group_id).node_id != broker_id:
+    coordinator = coordinator_for(world, group_id)
+    if coordinator is None:
+        raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.")
+    if coordinator.node_id != broker_id:
         raise KafkaError(ErrorCode.NOT_COORDINATOR, "This is not the correct coordinator.")

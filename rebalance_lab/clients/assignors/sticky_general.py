@@ -104,6 +104,13 @@ class GeneralBuilder:
         self.movements = PartitionMovements()
         self.revocation_required = False
         self.version = 0
+        # Java's isBalanced() reads partitions 0..count-1 through a partition -> owner map.
+        # Owned ids outside that range stall Java's merge walk and can double-assign; in
+        # that "irregular" case the literal Java scans are used instead of the fast ones.
+        self.member_order = list(owned)  # consumerToOwnedPartitions (HashMap) iteration order
+        self.irregular = any([m.partition for m in metas] != list(range(len(metas))) for metas in ppt.values()) or any(
+            tp.topic in ppt and not 0 <= tp.partition < len(ppt[tp.topic]) for tps in owned.values() for tp in tps
+        )
         self._balanced_at: tuple[int, bool] = (-1, False)
         self._max_size: dict[str, int] = {}
         self._min_cache: dict[str, int] = {}
@@ -281,7 +288,7 @@ class GeneralBuilder:
             self._reassign(tp, prev.consumer)
             return True
         size = self._size(consumer)
-        if self._rack_peer_is_smaller(tp, consumer, size) or self._min_potential_size(tp.topic) < size - 1:
+        if self._rack_peer_is_smaller(tp, consumer, size) or self._smaller_potential_consumer(tp.topic, size):
             self._reassign(tp, self._first_subscriber(tp.topic))
             return True
         return False
@@ -302,6 +309,13 @@ class GeneralBuilder:
             if other_rack is not None and other_rack in racks and size > self._size(other) + 1:
                 return True
         return False
+
+    def _smaller_potential_consumer(self, topic: str, size: int) -> bool:
+        """Some potential consumer of the topic holds fewer than ``size - 1`` partitions."""
+        if self.irregular:
+            # Literal Java loop: stops at the first smaller one (a missing one first is an NPE).
+            return any(size > self._size(other) + 1 for other in self.potential[topic])
+        return self._min_potential_size(topic) < size - 1
 
     def _min_potential_size(self, topic: str) -> int:
         """Smallest size among the topic's potential consumers, cached per state version
@@ -354,6 +368,8 @@ class GeneralBuilder:
         low, high = self._size(self.sorted.first()), self._size(self.sorted.last())
         if low >= high - 1:
             return True
+        if self.irregular:
+            return self._literal_is_balanced()
         topic_max: dict[str, int] = {}
         for consumer in self.sorted:
             size = len(self.current[consumer])
@@ -365,6 +381,26 @@ class GeneralBuilder:
                     topic_max[topic] = max((self._size(o) for o in owners), default=0)
                 if topic_max[topic] > size + 1:
                     return False
+        return True
+
+    def _literal_is_balanced(self) -> bool:
+        """Java's scan as written: a partition -> owner map filled in the ``currentAssignment``
+        ``HashMap`` order (the last holder of a doubly-held partition wins), then for each
+        consumer short of its maximum every partition index of its topics it does not hold."""
+        holder: dict[TopicPartition, str] = {}
+        for consumer in self.member_order:
+            for tp in self.current.get(consumer, ()):
+                holder[tp] = consumer
+        for consumer in self.sorted:
+            size = len(self.current[consumer])
+            if size == self.max_assignment_size(consumer):
+                continue
+            mine = set(self.current[consumer])
+            for topic in self.topics_of[consumer]:
+                for i in range(len(self.ppt[topic])):
+                    tp = TopicPartition(topic, i)
+                    if tp not in mine and self._size(holder.get(tp)) > size + 1:
+                        return False
         return True
 
 

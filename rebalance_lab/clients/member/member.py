@@ -295,9 +295,12 @@ class GroupMember:
         self._conn.send(request).add_done_callback(lambda f: self._heartbeat_done(call, f))
 
     def _heartbeat_done(self, call: c.HeartbeatCall, future: asyncio.Future[Any]) -> None:
-        if self._closed or future.cancelled():
+        if future.cancelled():
             return
-        if future.exception() is not None:
+        failed = future.exception() is not None  # also marks the exception as retrieved
+        if self._closed:
+            return
+        if failed:
             # the connection broke: Java marks the coordinator unknown and rediscovers it
             if self.auto_rejoin:
                 self._spawn_rejoin(c.Rediscover(ErrorCode.COORDINATOR_NOT_AVAILABLE))

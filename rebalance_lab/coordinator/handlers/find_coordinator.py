@@ -22,7 +22,8 @@ _MESSAGES = {
 def _locate(ctx: RequestContext, key: str, key_type: int) -> tuple[ErrorCode, int, str, int]:
     if (key_type == _SHARE and ctx.api_version < 6) or key_type not in (_GROUP, _TRANSACTION, _SHARE):
         return ErrorCode.INVALID_REQUEST, -1, "", -1
-    node = ctx.world.nodes.get(coordinator_for(ctx.world, key).node_id)
+    coordinator = coordinator_for(ctx.world, key)
+    node = None if coordinator is None else ctx.world.nodes.get(coordinator.node_id)
     if node is None or not node.up:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
     return ErrorCode.NONE, node.info.node_id, node.info.host, node.info.port

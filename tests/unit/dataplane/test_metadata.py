@@ -96,7 +96,7 @@ async def test_v10_with_a_topic_id_is_an_invalid_request() -> None:
 
 async def test_a_down_broker_is_not_listed_and_its_partitions_are_leaderless() -> None:
     world = make_world(brokers=2)
-    world.cluster.create_topic("a", 2, 1)
+    world.cluster.create_topic("a", -1, -1, assignments={0: [0], 1: [1]})
     world.nodes[1].up = False
     response = await call(world, METADATA, 9, topics=None)
     assert [b.node_id for b in response.brokers] == [0]
@@ -108,7 +108,7 @@ async def test_a_down_broker_is_not_listed_and_its_partitions_are_leaderless() -
 
 async def test_a_fenced_leader_hands_leadership_to_the_next_isr_replica_with_a_new_epoch() -> None:
     world = make_world(brokers=2)
-    world.cluster.create_topic("a", 1, 2, assignments=None)
+    world.cluster.create_topic("a", -1, -1, assignments={0: [0, 1]})  # broker 0 leads, whatever the placer
     world.cluster.broker_stopped(0)
     world.nodes[0].up = False
     p = (await call(world, METADATA, 9, topics=None)).topics[0].partitions[0]

@@ -95,7 +95,7 @@ async def test_delete_topics_by_name_and_by_id() -> None:
 
 async def test_create_partitions_grows_a_topic_and_refuses_to_shrink_it() -> None:
     world = make_world(brokers=2)
-    world.cluster.create_topic("t", 1, 1)
+    world.cluster.create_topic("t", -1, -1, assignments={0: [0]})
     response = await call(world, CREATE_PARTITIONS, 3, timeout_ms=1000, validate_only=False, topics=[
         GROW(name="t", count=3, assignments=[GROW_ASSIGNMENT(broker_ids=[1]), GROW_ASSIGNMENT(broker_ids=[0])]),
         GROW(name="missing", count=2, assignments=None)])
