@@ -1,0 +1,1 @@
+"""Test support that is not part of the rebalance_lab package: container engine, real brokers."""
