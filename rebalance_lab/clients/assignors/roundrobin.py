@@ -14,9 +14,16 @@ from rebalance_lab.clients.assignors.types import Assignment, ClusterView, Group
 
 
 class RoundRobinAssignor:
-    """Kafka's ``org.apache.kafka.clients.consumer.RoundRobinAssignor``."""
+    """Kafka's ``org.apache.kafka.clients.consumer.RoundRobinAssignor``.
+
+    ``prefer_rack_aware_logic`` is accepted for a uniform constructor across assignors;
+    like Java's inherited field it has no effect here (round robin is not rack-aware).
+    """
 
     name = "roundrobin"
+
+    def __init__(self, prefer_rack_aware_logic: bool = False) -> None:
+        self.prefer_rack_aware_logic = prefer_rack_aware_logic
 
     def assign(self, cluster: ClusterView, group: GroupSubscription) -> dict[str, Assignment]:
         members = member_hash_order(group)

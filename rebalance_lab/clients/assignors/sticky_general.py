@@ -104,13 +104,8 @@ class GeneralBuilder:
         self.movements = PartitionMovements()
         self.revocation_required = False
         self.version = 0
-        # Java's isBalanced() reads partitions 0..count-1 through a partition -> owner map.
-        # Owned ids outside that range stall Java's merge walk and can double-assign; in
-        # that "irregular" case the literal Java scans are used instead of the fast ones.
         self.member_order = list(owned)  # consumerToOwnedPartitions (HashMap) iteration order
-        self.irregular = any([m.partition for m in metas] != list(range(len(metas))) for metas in ppt.values()) or any(
-            tp.topic in ppt and not 0 <= tp.partition < len(ppt[tp.topic]) for tps in owned.values() for tp in tps
-        )
+        self.irregular = _is_irregular(ppt, owned)
         self._balanced_at: tuple[int, bool] = (-1, False)
         self._max_size: dict[str, int] = {}
         self._min_cache: dict[str, int] = {}
@@ -402,6 +397,16 @@ class GeneralBuilder:
                     if tp not in mine and self._size(holder.get(tp)) > size + 1:
                         return False
         return True
+
+
+def _is_irregular(ppt: PartitionsPerTopic, owned: Mapping[str, list[TopicPartition]]) -> bool:
+    """Java's ``isBalanced()`` reads partitions 0..count-1 through a partition -> owner map.
+    Partition ids outside that range (an owned id of a topic re-created smaller) stall
+    Java's merge walk and can double-assign; then the literal Java scans are used
+    instead of the fast equivalents, which assume one owner per partition."""
+    if any([m.partition for m in metas] != list(range(len(metas))) for metas in ppt.values()):
+        return True
+    return any(tp.topic in ppt and not 0 <= tp.partition < len(ppt[tp.topic]) for tps in owned.values() for tp in tps)
 
 
 def _balance_score(lists: Mapping[str, list[TopicPartition]]) -> int:

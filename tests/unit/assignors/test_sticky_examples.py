@@ -230,3 +230,21 @@ def test_q7_no_members_raises_arithmetic_exception(flavour: type[AbstractStickyA
     with pytest.raises(AssignorError) as err:
         flavour().assign(counts(t=1), GroupSubscription({}))
     assert err.value.java_exception == "ArithmeticException"
+
+
+# ------------------------------------------------------------------ owned ids beyond the partition count
+# (a topic deleted and re-created with fewer partitions). Expectations produced by Kafka 3.9.2.
+
+
+def test_constrained_path_fails_like_java_when_an_owned_id_no_longer_exists() -> None:
+    # The kept t-7 stalls Java's merge walk, so every partition looks unassigned and the
+    # quota bookkeeping ends in IllegalStateException.
+    grp = group(("a", sub("t u", "t-7 t-0", gen=1)), ("b", sub("t u", "u-0", gen=1)))
+    with pytest.raises(AssignorError) as err:
+        CooperativeStickyAssignor().assign(counts(t=3, u=2), grp)
+    assert err.value.java_exception == "IllegalStateException"
+
+
+def test_general_path_keeps_a_vanished_owned_id_like_java() -> None:
+    grp = group(("a", sub("t u", "t-7 t-0", gen=1)), ("b", sub("t", "u-0", gen=1)))
+    assert run(CooperativeStickyAssignor(), counts(t=3, u=2), grp) == {"a": "t-7 u-1", "b": "t-1 t-2"}
