@@ -79,6 +79,7 @@ class EmulatorServer:
         self._connections: dict[int, tuple[asyncio.Task[None], asyncio.StreamWriter]] = {}
         self._connection_ids = itertools.count(1)
         self._timer: asyncio.TimerHandle | None = None
+        self._armed_deadline: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._world: World | None = None
         self._cleanups: list[Callable[[], None]] = []
@@ -98,9 +99,7 @@ class EmulatorServer:
     async def start(self) -> EmulatorServer:
         self._loop = asyncio.get_running_loop()
         sockets = self._bind_all()
-        brokers = [
-            BrokerInfo(i, self.config.host, s.getsockname()[1], self._rack(i)) for i, s in enumerate(sockets)
-        ]
+        brokers = [BrokerInfo(i, *self._advertised(i, s), self._rack(i)) for i, s in enumerate(sockets)]
         world = World(self.config, brokers, self._clock)
         world.versions = VersionTable.build(self._handlers, self.config.api_versions)
         world.on_wake(self._arm_timer)
@@ -146,6 +145,12 @@ class EmulatorServer:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
+    def _advertised(self, index: int, sock: socket.socket) -> tuple[str, int]:
+        """The address clients are given for broker ``index``: the bound one unless told otherwise."""
+        host = self.config.advertised_host or self.config.host
+        port = self.config.advertised_port + index if self.config.advertised_port else sock.getsockname()[1]
+        return host, port
+
     def _rack(self, index: int) -> str | None:
         racks = self.config.racks
         return racks[index] if index < len(racks) else None
@@ -178,14 +183,15 @@ class EmulatorServer:
     def _arm_timer(self) -> None:
         if self._loop is None or self._world is None:
             return
+        deadline = None if self._world.clock.manual else self._world.next_deadline()
+        if self._timer is not None and deadline == self._armed_deadline:
+            return  # most requests leave the earliest deadline where it was
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        if self._world.clock.manual:
-            return  # a manual clock fires timers only when a test advances it
-        deadline = self._world.next_deadline()
+        self._armed_deadline = deadline
         if deadline is None:
-            return
+            return  # nothing pending, or a manual clock: timers fire only when a test advances it
         delay = max(0.0, (deadline - self._world.now_ms()) / 1000.0)
         self._timer = self._loop.call_later(delay, self._fire_timers)
 

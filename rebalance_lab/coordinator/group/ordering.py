@@ -62,6 +62,8 @@ class OrderedMembers(Generic[V]):
         self._flavor = flavor
         self._data: dict[str, V] = {}  # Python keeps insertion order, which Java's buckets keep
         self._capacity = _INITIAL_CAPACITY
+        self._spreads: dict[str, int] = {}  # each key's hash, computed once
+        self._order: list[str] | None = None  # iteration order, recomputed only after a change
 
     def __contains__(self, key: object) -> bool:
         return key in self._data
@@ -81,17 +83,28 @@ class OrderedMembers(Generic[V]):
                 self._capacity = scala_capacity_before_insert(len(self._data), self._capacity)
             else:
                 self._capacity = java_capacity_after(len(self._data) + 1, self._capacity)
+            self._spreads[key] = spread(key)
+            self._order = None
         self._data[key] = value
 
     def pop(self, key: str) -> V | None:
+        if key in self._data:
+            self._order = None
+            del self._spreads[key]
         return self._data.pop(key, None)
 
     def keys(self) -> list[str]:
+        if self._order is None:
+            self._order = self._ordered()
+        return list(self._order)
+
+    def _ordered(self) -> list[str]:
         mask = self._capacity - 1
+        spreads = self._spreads
         if self._flavor is Flavor.KAFKA_3:
-            return sorted(self._data, key=lambda k: (spread(k) & mask, spread(k)))
+            return sorted(self._data, key=lambda k: (spreads[k] & mask, spreads[k]))
         # sorted() is stable, so keys sharing a bucket keep their insertion order.
-        return sorted(self._data, key=lambda k: spread(k) & mask)
+        return sorted(self._data, key=lambda k: spreads[k] & mask)
 
     def values(self) -> list[V]:
         return [self._data[k] for k in self.keys()]
