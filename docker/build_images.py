@@ -15,12 +15,19 @@ compare the emulator with are built here from Debian's packages and Maven Centra
   ``<recipe>`` suffix is a hash of ``docker/kafka/``, so a changed recipe builds a new image.
   ``localhost/rebalance-lab/kafka:<version>`` names the newest build too.
 
+* ``localhost/rebalance-lab/emulator:<version>-<recipe>`` (``--emulator``) - the emulator
+  itself (``docker/emulator/``) in a venv on ``localhost/rebalance-lab/python3.11:bookworm``
+  (debootstrap of ``python3-venv``, like the Java base). ``<recipe>`` hashes
+  ``docker/emulator/`` and the project's source; the dependencies' wheels are fetched here
+  with pip, so that pip in the image installs without a network.
+
 Each image is built only when its tag is missing (``podman image exists``). One build runs
 at a time on a machine (a file lock). Usage::
 
-    python docker/build_images.py                # base + every Kafka image
+    python docker/build_images.py                # base + every Kafka image + the emulator's
     python docker/build_images.py --flavor 4     # base + Kafka 4.x only
     python docker/build_images.py --print-tags   # the tags, nothing built
+    python docker/build_images.py --emulator     # Python base + the emulator's image only
 
 Only the standard library is used, so that any Python 3.11 runs it.
 """
@@ -38,6 +45,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import tomllib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,6 +63,23 @@ DEFAULT_MIRROR = "http://deb.debian.org/debian"
 APT_PACKAGES = ("podman", "runc", "debootstrap")
 # The recipe files whose content names the broker image (the hash in its tag).
 KAFKA_RECIPE_FILES = ("Containerfile", "pom.xml", "start-kafka.sh", "log4j.properties", "log4j2.properties")
+
+# The emulator's own image (docker/emulator/): the project in a venv on a Python base built
+# like the Java one (python3-venv brings Debian's Python 3.11, venv, and pip through ensurepip).
+REPO_ROOT = DOCKER_DIR.parent
+EMULATOR_RECIPE_DIR = DOCKER_DIR / "emulator"
+EMULATOR_RECIPE_FILES = ("Containerfile", "entrypoint.sh")
+PYTHON_BASE_IMAGE = "localhost/rebalance-lab/python3.11:bookworm"
+PYTHON_BASE_PACKAGES = ("python3-venv",)
+# With a Docker engine (and a registry) the same recipe builds on the official Python image.
+DOCKER_PYTHON_BASE_IMAGE = "python:3.11-slim-bookworm"
+PYTHON_VERSION = "3.11"  # Debian bookworm's python3: the wheels fetched for the image are for it
+EMULATOR_REPOSITORY = "localhost/rebalance-lab/emulator"
+# What pip builds the emulator from; copied into the build context with the repository's layout.
+PROJECT_FILES = ("pyproject.toml", "README.md")
+PROJECT_PACKAGE = "rebalance_lab"
+# pip in the image installs from the wheels fetched beforehand into the context.
+EMULATOR_PIP_OPTIONS = "--no-index --find-links /tmp/rebalance-lab/docker/emulator/wheels"
 
 
 @dataclass(frozen=True)
@@ -188,14 +213,14 @@ def build_lock() -> Iterator[None]:
         yield
 
 
-def build_base() -> None:
-    if image_exists(BASE_IMAGE):
-        log(f"{BASE_IMAGE}: present")
+def build_base(tag: str = BASE_IMAGE, packages: Sequence[str] = BASE_PACKAGES) -> None:
+    if image_exists(tag):
+        log(f"{tag}: present")
         return
     started = time.monotonic()
     rootfs_dir = CACHE_DIR / "rootfs"
     rootfs_dir.mkdir(parents=True, exist_ok=True)
-    tarball = rootfs_dir / f"{BASE_SUITE}-minbase-{'-'.join(BASE_PACKAGES)}.tar"
+    tarball = rootfs_dir / f"{BASE_SUITE}-minbase-{'-'.join(packages)}.tar"
     if tarball.is_file():
         log(f"reusing the cached rootfs {tarball}")
     else:
@@ -207,7 +232,7 @@ def build_base() -> None:
                 [
                     "debootstrap",
                     "--variant=minbase",
-                    f"--include={','.join(BASE_PACKAGES)}",
+                    f"--include={','.join(packages)}",
                     BASE_SUITE,
                     str(work),
                     mirror,
@@ -237,12 +262,12 @@ def build_base() -> None:
             "--change",
             'CMD ["/bin/bash"]',
             str(tarball),
-            BASE_IMAGE,
+            tag,
         ],
         quiet=True,
     )
     log(f"podman import done in {time.monotonic() - imported:.1f} s")
-    log(f"{BASE_IMAGE}: built in {time.monotonic() - started:.1f} s ({image_size(BASE_IMAGE)})")
+    log(f"{tag}: built in {time.monotonic() - started:.1f} s ({image_size(tag)})")
 
 
 def fetch_kafka_jars(release: KafkaRelease, libs: Path) -> None:
@@ -345,6 +370,163 @@ def build(flavors: Sequence[str] = tuple(KAFKA_RELEASES)) -> dict[str, str]:
     return tags
 
 
+# -- the emulator's image ------------------------------------------------------------------
+
+
+def project_files() -> list[Path]:
+    """The files pip builds the project from, relative to the repository (no byte code)."""
+    package = [
+        path.relative_to(REPO_ROOT)
+        for path in (REPO_ROOT / PROJECT_PACKAGE).rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    ]
+    return [Path(name) for name in PROJECT_FILES] + sorted(package)
+
+
+def project_metadata() -> dict[str, object]:
+    with (REPO_ROOT / "pyproject.toml").open("rb") as file:
+        return tomllib.load(file)
+
+
+def project_version() -> str:
+    project = project_metadata()["project"]
+    assert isinstance(project, dict)
+    return str(project["version"])
+
+
+def emulator_recipe_hash() -> str:
+    """A hash of the Python base's tag, docker/emulator/ and the project's source."""
+    digest = hashlib.sha256(PYTHON_BASE_IMAGE.encode())
+    for name in EMULATOR_RECIPE_FILES:
+        digest.update(name.encode() + b"\0" + (EMULATOR_RECIPE_DIR / name).read_bytes() + b"\0")
+    for path in project_files():
+        digest.update(path.as_posix().encode() + b"\0" + (REPO_ROOT / path).read_bytes() + b"\0")
+    return digest.hexdigest()[:10]
+
+
+def emulator_image() -> str:
+    """The tag of the locally built emulator image (changes with its recipe and the source)."""
+    return f"{EMULATOR_REPOSITORY}:{project_version()}-{emulator_recipe_hash()}"
+
+
+def wheel_platforms() -> list[str]:
+    """pip --platform values that bookworm's glibc (2.36) runs; pip does not widen them itself."""
+    arch = {"amd64": "x86_64", "arm64": "aarch64"}.get(os.uname().machine.lower(), os.uname().machine)
+    legacy = [f"manylinux2014_{arch}"] + ([f"manylinux2010_{arch}", f"manylinux1_{arch}"] if arch == "x86_64" else [])
+    return [f"manylinux_2_{minor}_{arch}" for minor in range(36, 4, -1)] + legacy
+
+
+def fetch_emulator_wheels(dest: Path) -> None:
+    """The project's dependencies and build requirements as wheels for the image's Python.
+
+    Fetched here, through the machine's pip configuration (its index, proxy and certificates),
+    so that pip in the image installs with ``--no-index``.
+    """
+    meta = project_metadata()
+    project, build_system = meta["project"], meta["build-system"]
+    assert isinstance(project, dict) and isinstance(build_system, dict)
+    requirements = [str(r) for r in (*project.get("dependencies", []), *build_system.get("requires", []))]
+    abi = "cp" + PYTHON_VERSION.replace(".", "")
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--dest",
+        str(dest),
+        "--only-binary=:all:",
+        "--python-version",
+        PYTHON_VERSION,
+        "--implementation",
+        "cp",
+        "--abi",
+        abi,
+    ]
+    for platform in wheel_platforms():
+        cmd += ["--platform", platform]
+    run([*cmd, *requirements], quiet=True, env=dict(os.environ))
+
+
+def prepare_emulator_context(context: Path) -> None:
+    """The build context: the project's files in the repository's layout, docker/emulator/ and its wheels."""
+    for path in project_files():
+        (context / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(REPO_ROOT / path, context / path)
+    recipe = context / "docker" / "emulator"
+    recipe.mkdir(parents=True, exist_ok=True)
+    for name in EMULATOR_RECIPE_FILES:
+        shutil.copy2(EMULATOR_RECIPE_DIR / name, recipe / name)
+    (recipe / "entrypoint.sh").chmod(0o755)
+    fetch_emulator_wheels(recipe / "wheels")
+
+
+def remove_stale_emulator_images(keep: str) -> None:
+    proc = subprocess.run(
+        ["podman", "images", "--format", "{{.Repository}}:{{.Tag}}", EMULATOR_REPOSITORY],
+        env=podman_env(),
+        capture_output=True,
+        text=True,
+    )
+    for tag in proc.stdout.split():
+        if tag.startswith(f"{EMULATOR_REPOSITORY}:") and re.search(r"-[0-9a-f]{10}$", tag) and tag != keep:
+            log(f"removing the outdated {tag}")
+            subprocess.run(["podman", "rmi", tag], env=podman_env(), capture_output=True)
+
+
+def _build_emulator_image(tag: str) -> None:
+    started = time.monotonic()
+    context = CACHE_DIR / "build" / "emulator"
+    shutil.rmtree(context, ignore_errors=True)
+    context.mkdir(parents=True)
+    try:
+        prepare_emulator_context(context)
+        wheels = sorted(p.name for p in (context / "docker" / "emulator" / "wheels").glob("*.whl"))
+        log(f"emulator: {len(wheels)} wheels in {time.monotonic() - started:.1f} s ({', '.join(wheels)})")
+        built = time.monotonic()
+        run(
+            [
+                "podman",
+                "build",
+                "--pull=never",
+                "--layers=false",
+                "--build-arg",
+                f"BASE_IMAGE={PYTHON_BASE_IMAGE}",
+                "--build-arg",
+                f"EMULATOR_VERSION={project_version()}",
+                "--build-arg",
+                f"PIP_INSTALL_OPTIONS={EMULATOR_PIP_OPTIONS}",
+                "-t",
+                tag,
+                "-f",
+                str(context / "docker" / "emulator" / "Containerfile"),
+                str(context),
+            ],
+            quiet=True,
+        )
+        run(["podman", "tag", tag, f"{EMULATOR_REPOSITORY}:{project_version()}"], quiet=True)
+        log(f"podman build done in {time.monotonic() - built:.1f} s")
+    finally:
+        shutil.rmtree(context, ignore_errors=True)
+    remove_stale_emulator_images(tag)
+    log(f"{tag}: built in {time.monotonic() - started:.1f} s ({image_size(tag)})")
+
+
+def build_emulator() -> str:
+    """Build the Python base and the emulator's image when missing; the emulator image's tag."""
+    started = time.monotonic()
+    ensure_tools()
+    tag = emulator_image()
+    with build_lock():
+        if image_exists(tag):
+            log(f"{tag}: present")
+        else:
+            build_base(PYTHON_BASE_IMAGE, PYTHON_BASE_PACKAGES)
+            _build_emulator_image(tag)
+    log(f"emulator image ready in {time.monotonic() - started:.1f} s")
+    return tag
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
@@ -354,20 +536,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="Kafka release line to build (repeatable; default: all)",
     )
     parser.add_argument("--print-tags", action="store_true", help="print the image tags and build nothing")
+    parser.add_argument(
+        "--emulator",
+        action="store_true",
+        help="build the emulator's image (docker/emulator/): alone, only it; with --flavor, those Kafka images too "
+        "(default, without --flavor and --emulator: every image)",
+    )
     args = parser.parse_args(argv)
-    flavors: list[str] = args.flavor or list(KAFKA_RELEASES)
+    everything = not args.flavor and not args.emulator
+    flavors: list[str] = args.flavor or ([] if args.emulator else list(KAFKA_RELEASES))
+    args.emulator = args.emulator or everything
     if args.print_tags:
-        print(BASE_IMAGE)
+        if flavors:
+            print(BASE_IMAGE)
         for flavor in flavors:
             print(kafka_image(flavor))
+        if args.emulator:
+            print(PYTHON_BASE_IMAGE)
+            print(emulator_image())
         return 0
     try:
-        tags = build(flavors)
+        tags = build(flavors) if flavors else {}
+        emulator = build_emulator() if args.emulator else None
     except BuildError as exc:
         log(f"FAILED: {exc}")
         return 1
     for flavor, tag in tags.items():
         print(f"kafka{flavor}={tag}")
+    if emulator is not None:
+        print(f"emulator={emulator}")
     return 0
 
 

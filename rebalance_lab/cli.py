@@ -72,6 +72,12 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     net.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     net.add_argument("--port", type=_port, default=9092,
                      help="port of broker 0; broker i listens on PORT+i; 0 picks free ports (default: %(default)s)")
+    net.add_argument("--advertised-host",
+                     help="host given to clients in Metadata and FindCoordinator, e.g. the name a container is "
+                     "reached by (default: --host)")
+    net.add_argument("--advertised-port", type=_port,
+                     help="port given to clients for broker 0; broker i advertises PORT+i, e.g. a container's "
+                     "published port (default: the port it listens on)")
     net.add_argument("--brokers", type=_positive, default=1, help="number of emulated brokers (default: 1)")
     net.add_argument("--racks", default="", help="comma-separated rack per broker, e.g. a,b,c (default: none)")
     net.add_argument("--cluster-id", default="rebalance-lab-cluster", help="cluster id in Metadata")
@@ -136,7 +142,8 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
         offsets_topic_num_partitions=args.offsets_topic_partitions,
     )
     return EmulatorConfig(
-        host=args.host, port=args.port, brokers=args.brokers, racks=racks, cluster_id=args.cluster_id,
+        host=args.host, port=args.port, advertised_host=args.advertised_host,
+        advertised_port=args.advertised_port, brokers=args.brokers, racks=racks, cluster_id=args.cluster_id,
         flavor=Flavor(args.flavor), auto_create_topics=not args.no_auto_create_topics,
         num_partitions=args.num_partitions, topics=tuple(args.topic), placement=args.placement,
         max_request_bytes=args.max_request_bytes,

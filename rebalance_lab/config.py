@@ -36,6 +36,8 @@ class GroupConfig:
 class EmulatorConfig:
     host: str = "127.0.0.1"
     port: int = 9092  # the first broker's port; broker i listens on port + i (0 = any free port)
+    advertised_host: str | None = None  # the host given to clients (Metadata, FindCoordinator); None: host
+    advertised_port: int | None = None  # broker i advertises advertised_port + i; None or 0: the bound port
     brokers: int = 1
     racks: tuple[str | None, ...] = ()  # one per broker, or empty for no racks
     cluster_id: str = "rebalance-lab-cluster"

@@ -52,7 +52,7 @@ def _join_one(ctx: RunContext, step: Step, alias: str) -> Outgoing:
     if "protocols" in opts:
         topics = protocols[0].topics if protocols else ()
         protocols = tuple(protocol_from_value(p, topics) for p in opts["protocols"] or ())
-    encoded = tuple((p.name, rq.protocol_metadata(p)) for p in protocols)
+    encoded = tuple((p.name, rq.protocol_metadata(p, ctx.topic)) for p in protocols)
     member_id, instance = ctx.member_id(alias, opts), ctx.instance_id(alias, opts)
 
     def build(version: int) -> Any:
@@ -98,7 +98,7 @@ def _assignments(ctx: RunContext, value: Mapping[str, Any]) -> tuple[tuple[str, 
     out = []
     for key, assignment in value.items():
         member_id = ctx.identities.current.get(key, "") if key in ctx.scenario.members else ctx.resolve_id(key)
-        out.append((member_id, rq.assignment_bytes(assignment)))
+        out.append((member_id, rq.assignment_bytes(assignment, ctx.topic)))
     return tuple(out)
 
 
@@ -155,7 +155,7 @@ def _identity(ctx: RunContext, item: Any) -> LeaveGroupCall:
 
 def commit(ctx: RunContext, step: Step) -> list[Outgoing]:
     opts = dict(step.options)
-    offsets = _offsets(opts.get("offsets") or {})
+    offsets = [(ctx.topic(t), p, o) for t, p, o in _offsets(opts.get("offsets") or {})]
     metadata = opts.get("metadata")
     if step.members:
         alias = step.members[0]
@@ -170,8 +170,10 @@ def commit(ctx: RunContext, step: Step) -> list[Outgoing]:
         return rq.commit(group_id, version, generation=generation, member_id=member_id, instance_id=instance,
                          offsets=offsets, metadata=metadata)
 
+    # sort_topics: the Scala coordinator answers in hash-map order, which depends on the
+    # (per-run) topic names, so the transcript compares partitions as a set
     return [Outgoing(who, "OffsetCommit", group_id, client_id, build, _explicit_version(step),
-                     str(opts.get("connection", "main")))]
+                     str(opts.get("connection", "main")), sort_topics=True)]
 
 
 def _offsets(value: Mapping[str, Any]) -> list[tuple[str, int, int]]:
@@ -187,7 +189,7 @@ def _offsets(value: Mapping[str, Any]) -> list[tuple[str, int, int]]:
 def fetch(ctx: RunContext, step: Step) -> list[Outgoing]:
     opts = dict(step.options)
     raw_topics = opts.get("topics")
-    topics = None if raw_topics is None else _topic_partitions(raw_topics)
+    topics = None if raw_topics is None else {ctx.topic(t): ps for t, ps in _topic_partitions(raw_topics).items()}
     who = step.members[0] if step.members else ADMIN
     group_id = ctx.member_group(who, opts) if step.members else ctx.group_id(opts.get("group"))
     client_id = ctx.member(who).client_id if step.members else ADMIN

@@ -20,11 +20,17 @@ class RunContext:
     protocol_names: dict[str, str | None] = field(default_factory=dict)  # alias -> from its last join
     leaders: dict[str, str] = field(default_factory=dict)  # actual group id -> leader member id
     groups: dict[str, str] = field(default_factory=dict)  # scenario group name -> actual id
+    topics: dict[str, str] = field(default_factory=dict)  # scenario topic name -> actual name
+    suffix: str = ""
 
     def __post_init__(self) -> None:
-        suffix = "-" + uuid.uuid4().hex[:8] if self.scenario.unique_group_ids else ""
+        # Real brokers keep groups and topics between runs (and a topic's partition count),
+        # so each run uses its own names; transcripts show the scenario's names.
+        self.suffix = "-" + uuid.uuid4().hex[:8] if self.scenario.unique_names else ""
         names = {self.scenario.group, *(m.group for m in self.scenario.members.values())}
-        self.groups = {name: name + suffix for name in sorted(names)}
+        self.groups = {name: name + self.suffix for name in sorted(names)}
+        for name in self.scenario.topics:
+            self.topic(name)
 
     # -- lookups -----------------------------------------------------------------------
 
@@ -38,6 +44,10 @@ class RunContext:
 
     def member_group(self, alias: str, options: dict[str, Any]) -> str:
         return self.group_id(options.get("group", self.member(alias).group))
+
+    def topic(self, name: str) -> str:
+        """The topic name sent for a scenario topic name (registered for the transcript)."""
+        return self.topics.setdefault(name, name + self.suffix)
 
     @property
     def actual_to_name(self) -> dict[str, str]:

@@ -32,7 +32,7 @@ _MEMBER_KEYS = frozenset({"client_id", "group", "protocols", "group_instance_id"
                           "session_timeout_ms", "rebalance_timeout_ms", "join_version", "topics"})
 _SCENARIO_KEYS = frozenset({"name", "description", "group", "members", "steps", "topics", "versions", "defaults",
                             "initial_rebalance_delay_ms", "stagger_ms", "settle_ms", "timeout_ms",
-                            "unique_group_ids"})
+                            "unique_names"})
 
 
 def load_scenario(source: str | Path | Mapping[str, Any] | Scenario) -> Scenario:
@@ -72,7 +72,7 @@ def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
         stagger_ms=int(data.get("stagger_ms", 20)),
         settle_ms=int(data.get("settle_ms", 300)),
         timeout_ms=int(data.get("timeout_ms", 15_000)),
-        unique_group_ids=bool(data.get("unique_group_ids", True)),
+        unique_names=bool(data.get("unique_names", True)),
     ).validate()
 
 

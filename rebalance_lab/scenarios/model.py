@@ -101,7 +101,7 @@ class Scenario:
     stagger_ms: int = 20  # gap between concurrent sends, so arrival order is the listed order
     settle_ms: int = 300  # how long "parked" waits before deciding nothing was answered
     timeout_ms: int = 15_000  # default wait for an answer
-    unique_group_ids: bool = True  # suffix group ids per run (real brokers keep old groups)
+    unique_names: bool = True  # suffix group ids and topic names per run (real brokers keep old ones)
 
     def validate(self) -> Scenario:
         for step in self.steps:

@@ -3,18 +3,20 @@
 * member ids become aliases: ``<a>`` for the first id member ``a`` was given,
   ``<a#2>`` for its second (e.g. after a static replacement), ``<?1>`` for ids no
   scenario member ever received; ids the scenario wrote literally stay as written;
-* group ids lose their per-run suffix;
+* group ids and topic names lose their per-run suffix, inside subscription and
+  assignment bytes too;
 * error codes become names; throttle times are dropped;
 * hosts, ports and node ids (which differ between an emulator and a container) become
   placeholders;
-* byte fields become hex, assignments a readable form when that form is exact;
+* byte fields become hex; assignments and consumer subscriptions a readable form when
+  that form is exact;
 * member lists that a broker orders by hash (JoinGroup leader list, DescribeGroups) are
   sorted by alias, and ListGroups keeps only this scenario's groups.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +28,8 @@ _ID_KEYS = frozenset({"member_id", "leader"})
 _GROUP_KEYS = frozenset({"group_id"})
 _PLACEHOLDERS = {"host": "<host>", "client_host": "<host>", "port": "<port>", "node_id": "<node>"}
 _ASSIGNMENT_KEYS = frozenset({"assignment", "member_assignment"})
+_SUBSCRIPTION_KEYS = frozenset({"metadata", "member_metadata"})
+Rename = Callable[[str], str]
 _SORTED_MEMBERS_APIS = frozenset({"JoinGroup", "DescribeGroups"})
 
 
@@ -65,6 +69,10 @@ class Identities:
 class Normaliser:
     identities: Identities
     groups: Mapping[str, str]  # actual group id -> scenario name
+    topics: Mapping[str, str] = field(default_factory=dict)  # actual topic name -> scenario name
+
+    def _topic(self, name: str) -> str:
+        return self.topics.get(name, name)
 
     def response(self, api: str, raw: Mapping[str, Any], sort_topics: bool = False) -> dict[str, Any]:
         out = self._mapping(api, raw)
@@ -109,9 +117,18 @@ class Normaliser:
             return self.groups.get(value, value)
         if key in _PLACEHOLDERS and (api == "FindCoordinator" or key == "client_host"):
             return _PLACEHOLDERS[key]
+        if key == "name" and isinstance(value, str):
+            return self._topic(value)
         if isinstance(value, bytes | bytearray):
-            return assignment_text(bytes(value)) if key in _ASSIGNMENT_KEYS else bytes(value).hex()
+            return self._bytes(key, bytes(value))
         return value
+
+    def _bytes(self, key: str, raw: bytes) -> str:
+        if key in _ASSIGNMENT_KEYS:
+            return assignment_text(raw, self._topic)
+        if key in _SUBSCRIPTION_KEYS:
+            return subscription_text(raw, self._topic)
+        return raw.hex()
 
 
 def bitfield(value: Any) -> Any:
@@ -132,22 +149,55 @@ def error_name(code: int) -> str | int:
         return code
 
 
-def assignment_text(raw: bytes) -> str:
+def _same(name: str) -> str:
+    return name
+
+
+def _version(raw: bytes) -> int:
+    return int.from_bytes(raw[:2], "big", signed=True)
+
+
+def assignment_text(raw: bytes, rename: Rename = _same) -> str:
     """``v3 t:[0,1] u:[2]`` when that reading re-encodes to the same bytes, else hex."""
     if not raw:
         return ""
     try:
         decoded = cp.decode_assignment(raw)
-        version = int.from_bytes(raw[:2], "big", signed=True)
+        version = _version(raw)
         exact = cp.encode_assignment(decoded, version) == raw
     except (cp.ConsumerProtocolError, ValueError):
         exact = False
     if not exact:
         return "hex:" + raw.hex()
-    text = f"v{version} " + " ".join(f"{t}:{ps}" for t, ps in _grouped(decoded.partitions))
+    text = f"v{version} " + " ".join(f"{rename(t)}:{ps}" for t, ps in _grouped(decoded.partitions))
     if decoded.user_data is not None:
         text += f" user_data={decoded.user_data.hex()}"
     return text.strip()
+
+
+def subscription_text(raw: bytes, rename: Rename = _same) -> str:
+    """``v3 topics=[t] user_data=null owned=[] generation=-1 rack=null`` (fields as the
+    version has them) when that reading re-encodes to the same bytes, else hex."""
+    if not raw:
+        return ""
+    try:
+        decoded = cp.decode_subscription(raw)
+        version = _version(raw)
+        exact = 0 <= version <= cp.HIGHEST_VERSION and cp.encode_subscription(decoded, version) == raw
+    except (cp.ConsumerProtocolError, ValueError):
+        exact = False
+    if not exact:
+        return raw.hex()
+    parts = [f"v{version}", f"topics=[{', '.join(rename(t) for t in decoded.topics)}]",
+             "user_data=" + ("null" if decoded.user_data is None else decoded.user_data.hex())]
+    if version >= 1:
+        owned = " ".join(f"{rename(t)}:{ps}" for t, ps in _grouped(decoded.owned_partitions))
+        parts.append(f"owned=[{owned}]")
+    if version >= 2:
+        parts.append(f"generation={-1 if decoded.generation_id is None else decoded.generation_id}")
+    if version >= 3:
+        parts.append(f"rack={decoded.rack_id or 'null'}")
+    return " ".join(parts)
 
 
 def _grouped(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, list[int]]]:
@@ -167,7 +217,8 @@ def _with_is_leader(out: dict[str, Any]) -> dict[str, Any]:
 
 
 def _sort_topics(out: dict[str, Any]) -> None:
-    """OffsetFetch of "all topics" comes back in the broker's hash order."""
+    """OffsetFetch of "all topics" (both coordinators) and OffsetCommit (Scala) answer in
+    hash order."""
     for holder in [out, *out.get("groups", [])]:
         topics = holder.get("topics")
         if isinstance(topics, list):

@@ -6,7 +6,7 @@ knows field names and which version carries which shape.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from rebalance_lab.clients.assignors.types import Assignment, Subscription, TopicPartition
@@ -26,20 +26,28 @@ PREFERRED = {"Metadata": 12, "OffsetCommit": 9, "OffsetFetch": 9, "FindCoordinat
              "CreateTopics": 7, "DeleteGroups": 2}
 
 
-def protocol_metadata(spec: ProtocolSpec) -> bytes:
+TopicNamer = Callable[[str], str]
+
+
+def _same(name: str) -> str:
+    return name
+
+
+def protocol_metadata(spec: ProtocolSpec, topic: TopicNamer = _same) -> bytes:
+    """Raw bytes as given, else a consumer-protocol subscription (topic names via ``topic``)."""
     if spec.raw is not None:
         return spec.raw
     subscription = Subscription(
-        topics=spec.topics,
+        topics=tuple(topic(t) for t in spec.topics),
         user_data=spec.user_data,
-        owned_partitions=tuple(TopicPartition(t, p) for t, p in spec.owned),
+        owned_partitions=tuple(TopicPartition(topic(t), p) for t, p in spec.owned),
         generation_id=spec.generation,
         rack_id=spec.rack,
     )
     return cp.encode_subscription(subscription, spec.version)
 
 
-def assignment_bytes(value: Any) -> bytes:
+def assignment_bytes(value: Any, topic: TopicNamer = _same) -> bytes:
     """``{t: [0, 1]}`` (consumer protocol v3), a hex string, or null/"" for empty bytes."""
     if value is None or value == "":
         return b""
@@ -49,7 +57,7 @@ def assignment_bytes(value: Any) -> bytes:
         except ValueError as exc:
             raise ScenarioError(f"assignment {value!r} is neither a mapping nor hex") from exc
     if isinstance(value, Mapping):
-        partitions = tuple(TopicPartition(str(t), int(p)) for t, ps in value.items() for p in (ps or ()))
+        partitions = tuple(TopicPartition(topic(str(t)), int(p)) for t, ps in value.items() for p in (ps or ()))
         return cp.encode_assignment(Assignment(partitions))
     raise ScenarioError(f"cannot encode assignment {value!r}")
 

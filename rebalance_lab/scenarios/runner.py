@@ -47,6 +47,8 @@ from rebalance_lab.scenarios.transcript import (
 from rebalance_lab.scenarios.verify import check_expectations
 
 ScenarioSource = str | Path | Mapping[str, Any] | Scenario
+_SETUP_ATTEMPTS, _SETUP_PAUSE_S = 300, 0.1
+_NOT_READY = frozenset({14, 15, 16})  # COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR
 
 
 @dataclass
@@ -64,7 +66,6 @@ class ScenarioRun:
         self.scenario = scenario
         self.ctx = RunContext(scenario)
         self.session = Session(bootstrap, scenario.versions)
-        self.normaliser = Normaliser(self.ctx.identities, self.ctx.actual_to_name)
         self.transcript = Transcript(scenario.name, bootstrap)
         self.pending: dict[str, list[InFlight]] = {}
         self._special: dict[str, Callable[[Step, StepRecord], Any]] = {
@@ -73,7 +74,7 @@ class ScenarioRun:
 
     async def run(self) -> Transcript:
         try:
-            await self._create_topics()
+            await self._prepare()
             for index, step in enumerate(self.scenario.steps, 1):
                 record = StepRecord(index, step.label())
                 await self._execute(step, record)
@@ -86,10 +87,12 @@ class ScenarioRun:
 
     def _finalise(self) -> None:
         """Alias ids in transcript order, then check every step's ``expect``."""
+        topics = {actual: name for name, actual in self.ctx.topics.items()}
+        normaliser = Normaliser(self.ctx.identities, self.ctx.actual_to_name, topics)
         for record in self.transcript.steps:
             for entry in record.entries:
                 if entry.raw is not None:
-                    entry.fields = self.normaliser.response(entry.api, entry.raw, entry.sort_topics)
+                    entry.fields = normaliser.response(entry.api, entry.raw, entry.sort_topics)
                     entry.raw = None
         for step, record in zip(self.scenario.steps, self.transcript.steps, strict=False):
             self.transcript.failures.extend(check_expectations(step, record))
@@ -185,20 +188,38 @@ class ScenarioRun:
 
     # -- set-up -----------------------------------------------------------------------------------
 
+    async def _prepare(self) -> None:
+        """Set-up that is not recorded: topics, then a coordinator that has finished loading."""
+        await self._create_topics()
+        for group_id in self.ctx.groups.values():
+            await self._wait_until_coordinator_ready(group_id)
+
     async def _create_topics(self) -> None:
-        """CreateTopics where the broker offers it, else Metadata auto-creation; not recorded."""
-        if not self.scenario.topics:
+        """CreateTopics where the broker offers it, else Metadata auto-creation."""
+        topics = {self.ctx.topic(name): count for name, count in self.scenario.topics.items()}
+        if not topics:
             return
         conn = await self.session.bootstrap_connection()
         if rq.API_KEYS["CreateTopics"] in conn.api_versions:
-            version = self.session.version(conn, "CreateTopics")
-            await conn.request(rq.create_topics(version, self.scenario.topics))
+            await conn.request(rq.create_topics(self.session.version(conn, "CreateTopics"), topics))
         version = self.session.version(conn, "Metadata")
-        for _ in range(50):
-            response = await conn.request(wire.metadata_request(list(self.scenario.topics), version, auto_create=True))
+        for _ in range(_SETUP_ATTEMPTS):
+            response = await conn.request(wire.metadata_request(list(topics), version, auto_create=True))
             if all(t.error_code == 0 and t.partitions for t in response.topics):
                 return
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(_SETUP_PAUSE_S)
+
+    async def _wait_until_coordinator_ready(self, group_id: str) -> None:
+        """A fresh broker answers COORDINATOR_LOAD_IN_PROGRESS (or NOT_AVAILABLE) for a while
+        after FindCoordinator succeeds; describing the group (which creates nothing) until it
+        stops keeps that warm-up out of the first recorded step."""
+        conn = await self.session.connection(actions.ADMIN, group_id, actions.ADMIN)
+        version = self.session.version(conn, "DescribeGroups")
+        for _ in range(_SETUP_ATTEMPTS):
+            response = await conn.request(rq.describe(version, [group_id], False))
+            if response.groups[0].error_code not in _NOT_READY:
+                return
+            await asyncio.sleep(_SETUP_PAUSE_S)
 
 
 async def run_scenario_async(source: ScenarioSource, bootstrap: str) -> Transcript:

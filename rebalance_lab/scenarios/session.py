@@ -15,7 +15,7 @@ from rebalance_lab.clients.member.connection import Connection, split_bootstrap
 from rebalance_lab.protocol.errors import ErrorCode
 from rebalance_lab.scenarios.requests import API_KEYS, PREFERRED
 
-_COORDINATOR_RETRIES = 100  # a fresh broker answers COORDINATOR_NOT_AVAILABLE while it creates its offsets topic
+_COORDINATOR_RETRIES = 300  # a fresh broker answers COORDINATOR_NOT_AVAILABLE while it creates its offsets topic
 _RETRY_S = 0.1
 
 

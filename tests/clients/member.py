@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import os
 import signal
 import sys
 import threading
@@ -67,6 +69,15 @@ def _process(spec: dict[str, Any], pairs: list[tuple[int, int]]) -> None:
 
 # -- kafka-python ------------------------------------------------------------------------------
 
+# kafka-python 3.0.12 loses its heartbeat when poll() times out while a JoinGroup/SyncGroup is in
+# flight and that join completes before the next poll(): ``join_group_async`` returns False on the
+# timeout, leaving the join task running; the next call finds ``need_rejoin()`` False and skips the
+# block that sets the state to STABLE and calls ``_enable_heartbeat()``. The member then never
+# heartbeats again, never notices the next rebalance and is expired at its session timeout. Seen
+# against the emulator (both flavors) with poll(timeout_ms=100), and the same hang is noted in
+# tests/broker's smoke test against a real broker. A poll timeout longer than any join here avoids it.
+KAFKA_PYTHON_POLL_MS = 3000
+
 
 def run_kafka_python(spec: dict[str, Any], stop: Stop) -> None:
     from kafka import ConsumerRebalanceListener, KafkaConsumer, TopicPartition
@@ -82,14 +93,19 @@ def run_kafka_python(spec: dict[str, Any], stop: Stop) -> None:
     topic = spec["topic"]
 
     class Listener(ConsumerRebalanceListener):  # type: ignore[misc]
+        # kafka-python calls these on its I/O thread, and its poll() may not return for a while
+        # (see KAFKA_PYTHON_POLL_MS), so the new assignment is reported from here too.
         def on_partitions_revoked(self, revoked: Any) -> None:
             emit("revoked", partitions=sorted(tp.partition for tp in revoked))
+            emit("assignment", partitions=sorted({tp.partition for tp in consumer.assignment()}
+                                                 - {tp.partition for tp in revoked}))
 
         def on_partitions_assigned(self, assigned: Any) -> None:
             emit("assigned", partitions=sorted(tp.partition for tp in assigned))
+            emit("assignment", partitions=sorted(tp.partition for tp in consumer.assignment()))
 
         def on_partitions_lost(self, lost: Any) -> None:
-            emit("lost", partitions=sorted(tp.partition for tp in lost))
+            self.on_partitions_revoked(lost)
 
     consumer = KafkaConsumer(
         bootstrap_servers=spec["bootstrap"], group_id=spec["group"], client_id=spec["client_id"],
@@ -108,7 +124,7 @@ def run_kafka_python(spec: dict[str, Any], stop: Stop) -> None:
         consumer.subscribe([topic], listener=Listener())
         last: list[int] | None = None
         while not stop.requested:
-            batches = consumer.poll(timeout_ms=100)
+            batches = consumer.poll(timeout_ms=KAFKA_PYTHON_POLL_MS)
             pairs = [(r.partition, r.offset) for records in batches.values() for r in records]
             _process(spec, pairs)
             if pairs and spec.get("commit"):
@@ -131,6 +147,42 @@ def run_kafka_python(spec: dict[str, Any], stop: Stop) -> None:
 # -- confluent-kafka ------------------------------------------------------------------------------
 
 
+class _ConfluentCallbacks:
+    """Rebalance callbacks that (un)assign explicitly: incrementally under cooperative-sticky."""
+
+    def __init__(self, incremental: bool) -> None:
+        self.incremental = incremental
+
+    def on_assign(self, consumer: Any, partitions: list[Any]) -> None:
+        emit("assigned", partitions=sorted(tp.partition for tp in partitions))
+        if self.incremental:
+            consumer.incremental_assign(partitions)
+        else:
+            consumer.assign(partitions)
+
+    def on_revoke(self, consumer: Any, partitions: list[Any]) -> None:
+        self._release("revoked", consumer, partitions)
+
+    def on_lost(self, consumer: Any, partitions: list[Any]) -> None:
+        self._release("lost", consumer, partitions)
+
+    def _release(self, event: str, consumer: Any, partitions: list[Any]) -> None:
+        emit(event, partitions=sorted(tp.partition for tp in partitions))
+        if self.incremental:
+            consumer.incremental_unassign(partitions)
+        else:
+            consumer.unassign()
+
+
+def _confluent_pairs(messages: list[Any]) -> list[tuple[int, int]]:
+    pairs = []
+    for message in messages:
+        partition, offset = message.partition(), message.offset()
+        if message.error() is None and partition is not None and offset is not None:
+            pairs.append((int(partition), int(offset)))
+    return pairs
+
+
 def run_confluent(spec: dict[str, Any], stop: Stop) -> None:
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
@@ -145,38 +197,18 @@ def run_confluent(spec: dict[str, Any], stop: Stop) -> None:
         config["group.instance.id"] = spec["instance_id"]
     topic = spec["topic"]
 
-    def cooperative(c: Any) -> bool:
-        return bool(c.rebalance_protocol() == "COOPERATIVE")
-
-    def on_assign(c: Any, partitions: list[Any]) -> None:
-        emit("assigned", partitions=sorted(tp.partition for tp in partitions))
-        if cooperative(c):
-            c.incremental_assign(partitions)
-        else:
-            c.assign(partitions)
-
-    def on_revoke(c: Any, partitions: list[Any]) -> None:
-        emit("revoked", partitions=sorted(tp.partition for tp in partitions))
-        if cooperative(c):
-            c.incremental_unassign(partitions)
-        else:
-            c.unassign()
-
-    def on_lost(c: Any, partitions: list[Any]) -> None:
-        emit("lost", partitions=sorted(tp.partition for tp in partitions))
-        if cooperative(c):
-            c.incremental_unassign(partitions)
-        else:
-            c.unassign()
-
+    # The Python binding does not expose rd_kafka_rebalance_protocol(); librdkafka is cooperative
+    # exactly when cooperative-sticky is the (only) strategy, as it refuses to mix the two.
+    callbacks = _ConfluentCallbacks(incremental=spec["strategies"] == ["cooperative-sticky"])
     consumer = Consumer(config)
     emit("started")
     try:
-        consumer.subscribe([topic], on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+        consumer.subscribe([topic], on_assign=callbacks.on_assign, on_revoke=callbacks.on_revoke,
+                           on_lost=callbacks.on_lost)
         last: list[int] | None = None
         while not stop.requested:
             messages = consumer.consume(num_messages=spec["max_poll_records"], timeout=0.1)
-            pairs = [(m.partition(), m.offset()) for m in messages if m.error() is None]
+            pairs = _confluent_pairs(messages)
             _process(spec, pairs)
             if pairs and spec.get("commit"):
                 offsets = [TopicPartition(topic, p, o) for p, o in _last_offsets(pairs).items()]
@@ -248,6 +280,9 @@ async def run_aiokafka(spec: dict[str, Any], stop: Stop) -> None:
 
 def main() -> None:
     spec = json.loads(sys.argv[1])
+    debug = os.environ.get("CLIENTS_MEMBER_DEBUG") == "1"
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(threadName)s %(name)s %(levelname)s %(message)s")
     stop = Stop()
     signal.signal(signal.SIGTERM, stop.request)
     client = spec["client"]

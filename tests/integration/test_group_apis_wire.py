@@ -289,5 +289,5 @@ async def test_find_coordinator_v3_says_none_and_v4_answers_each_key_in_order(se
     v3 = await conn.request(10, 3, key="g", key_type=0)
     assert (v3.error_code, v3.error_message) == (0, "NONE")
     v4 = await conn.request(10, 4, key_type=0, coordinator_keys=["a", "b"])
-    assert [(c.key, c.error_code, c.error_message) for c in v4.coordinators] == [("a", 0, None), ("b", 0, None)]
+    assert [(c.key, c.error_code, c.error_message) for c in v4.coordinators] == [("a", 0, ""), ("b", 0, "")]
     await conn.close()

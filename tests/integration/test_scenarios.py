@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from rebalance_lab.config import EmulatorConfig, GroupConfig
+from rebalance_lab.config import EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.coordinator.handlers import load_handlers
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.scenarios import (
@@ -112,4 +113,28 @@ async def test_a_parked_join_is_recorded_as_parked_then_answered_by_await(bootst
 
 async def test_comparing_two_emulators_shows_no_difference(bootstrap: str) -> None:
     comparison = await compare_async(load_scenario(SCENARIOS[0]), bootstrap)
+    assert comparison.same, "\n".join(comparison.diff)
+
+
+# Differences from a real broker that these scenarios have shown and the emulator does not
+# reproduce yet: (reason, strict). Strict entries always differ today, so a fix makes the
+# test XPASS and removes the entry from this list.
+KNOWN_GAPS: dict[tuple[str, str], tuple[str, bool]] = {
+    ("describe_and_list", "4"): (
+        "to investigate: on a freshly started Kafka 4.4 broker, ListGroups sent right after a "
+        "MEMBER_ID_REQUIRED join does not list the new Empty group (a warm broker does)", False),
+}
+
+
+@pytest.mark.broker
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+async def test_the_emulator_answers_every_scenario_like_a_real_broker(
+    kafka_broker: Any, path: Path, request: pytest.FixtureRequest
+) -> None:
+    gap = KNOWN_GAPS.get((path.stem, kafka_broker.flavor))
+    if gap is not None:
+        request.applymarker(pytest.mark.xfail(reason=gap[0], strict=gap[1]))
+    flavor = Flavor.KAFKA_4 if kafka_broker.flavor == "4" else Flavor.KAFKA_3
+    comparison = await compare_async(path, kafka_broker.bootstrap, flavor)
+    assert comparison.broker.ok, "\n".join(comparison.broker.failures)
     assert comparison.same, "\n".join(comparison.diff)

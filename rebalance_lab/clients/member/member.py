@@ -17,7 +17,7 @@ from rebalance_lab.clients.assignors.types import Assignor, ClusterView, TopicPa
 from rebalance_lab.clients.member import calls as c
 from rebalance_lab.clients.member import leader, wire
 from rebalance_lab.clients.member.connection import Connection, ConnectionLost, split_bootstrap
-from rebalance_lab.clients.member.state import MemberState, Phase
+from rebalance_lab.clients.member.state import IllegalTransition, MemberState, Phase
 from rebalance_lab.clients.member.subscription import SubscriptionSpec
 from rebalance_lab.protocol import consumer_protocol as cp
 from rebalance_lab.protocol.errors import ErrorCode
@@ -119,7 +119,8 @@ class GroupMember:
             return
         host, port = split_bootstrap(self.bootstrap)[0]
         conn = await self._open(host, port)
-        for _ in range(50):
+        # a fresh broker answers COORDINATOR_NOT_AVAILABLE while it creates __consumer_offsets
+        for _ in range(max(1, self.request_timeout_ms // max(1, self.retry_backoff_ms))):
             version = conn.pick(wire.FIND_COORDINATOR, _PREFERRED[wire.FIND_COORDINATOR])
             response = await self._timed(conn.send(wire.find_coordinator_request(self.group_id, version)))
             info = wire.coordinator_info(response, version)
@@ -170,7 +171,10 @@ class GroupMember:
         self._joining = asyncio.get_running_loop().create_future()
         try:
             partitions = await self._join_once()
-        except BaseException as exc:
+        except asyncio.CancelledError:
+            self._joining.cancel()
+            raise
+        except Exception as exc:
             self._joining.set_exception(exc)
             self._joining.exception()  # retrieved: only the caller re-raises it
             raise
@@ -322,7 +326,7 @@ class GroupMember:
         async def rejoin() -> None:
             if isinstance(step, c.Rediscover):
                 await self._rediscover()
-            with contextlib.suppress(GroupMemberError, ConnectionError, asyncio.TimeoutError):
+            with contextlib.suppress(GroupMemberError, ConnectionError, asyncio.TimeoutError, IllegalTransition):
                 await self.join()
 
         self._rejoin = asyncio.get_running_loop().create_task(rejoin())
@@ -332,6 +336,7 @@ class GroupMember:
     async def leave(self, reason: str | None = None) -> ErrorCode | None:
         """LeaveGroup for this member (its own entry's error), or None if it held no id."""
         self.stop_heartbeats()
+        await self._cancel_rejoin()
         call = self.state.leave_call(reason)
         if call is None:
             return None
@@ -349,14 +354,18 @@ class GroupMember:
             with contextlib.suppress(ConnectionError, asyncio.TimeoutError):
                 await self.leave()
         self.stop_heartbeats()
-        if self._rejoin is not None and not self._rejoin.done():
-            self._rejoin.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await self._rejoin
+        await self._cancel_rejoin()
         if self._conn is not None:
             self._conn.close()
             self._conn = None
         self.state.reset()
+
+    async def _cancel_rejoin(self) -> None:
+        task = self._rejoin
+        if task is not None and not task.done() and task is not asyncio.current_task():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
 
     async def __aenter__(self) -> GroupMember:
         return self

@@ -41,6 +41,8 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     found = []
     for key in request.coordinator_keys:
         error, node_id, host, port = _locate(ctx, key, key_type)
+        # Real 4.4.0 and 3.9.2 brokers send "" here on success (spec §13.1 said null; the broker wins).
+        message = "" if error is ErrorCode.NONE else _MESSAGES.get(error, error.name)
         found.append(coordinator(key=key, node_id=node_id, host=host, port=port, error_code=error,
-                                 error_message=None))
+                                 error_message=message))
     return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, coordinators=found)

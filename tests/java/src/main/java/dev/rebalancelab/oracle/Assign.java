@@ -41,13 +41,52 @@ final class Assign {
     static JsonNode assign(JsonNode request) {
         ConsumerPartitionAssignor assignor = newAssignor(request.get("assignor").asText());
         Cluster cluster = cluster(request);
-        // ConsumerCoordinator.onLeaderElected: a plain HashMap filled in JoinGroup member order.
+        Map<String, Subscription> subscriptions = subscriptions(request);
+        Map<String, Assignment> result = assignor.assign(cluster, new GroupSubscription(subscriptions))
+            .groupAssignment();
+        return toJson(result);
+    }
+
+    /**
+     * {"kind": "assign_timed", ...the fields of "assign"..., "repeat": n (default 1),
+     *  "with_assignment": bool (default true)}
+     * -> {"nanos": [n wall-clock times of {@code assignor.assign(cluster, groupSubscription)}],
+     *     "assignment": the last run's result in the "assign" format (omitted if with_assignment is false)}.
+     * Every run gets a fresh assignor and freshly built subscriptions (user data buffers are consumed
+     * when read) on the same inputs; JSON parsing, building the Cluster and the
+     * subscriptions, and writing the answer are outside the timed region. The first run includes JIT warm-up.
+     */
+    static JsonNode assignTimed(JsonNode request) {
+        String name = request.get("assignor").asText();
+        int repeat = Math.max(1, request.path("repeat").asInt(1));
+        Cluster cluster = cluster(request);
+        ObjectNode out = Driver.json().createObjectNode();
+        ArrayNode nanos = out.putArray("nanos");
+        Map<String, Assignment> result = null;
+        for (int i = 0; i < repeat; i++) {
+            ConsumerPartitionAssignor assignor = newAssignor(name);
+            // Fresh Subscriptions every run: reading user data consumes its ByteBuffer.
+            GroupSubscription group = new GroupSubscription(subscriptions(request));
+            long start = System.nanoTime();
+            result = assignor.assign(cluster, group).groupAssignment();
+            nanos.add(System.nanoTime() - start);
+        }
+        if (request.path("with_assignment").asBoolean(true)) {
+            out.set("assignment", toJson(result));
+        }
+        return out;
+    }
+
+    /** ConsumerCoordinator.onLeaderElected: a plain HashMap filled in JoinGroup member order. */
+    private static Map<String, Subscription> subscriptions(JsonNode request) {
         Map<String, Subscription> subscriptions = new HashMap<>();
         for (JsonNode m : request.get("members")) {
             subscriptions.put(m.get("id").asText(), subscription(m));
         }
-        Map<String, Assignment> result = assignor.assign(cluster, new GroupSubscription(subscriptions))
-            .groupAssignment();
+        return subscriptions;
+    }
+
+    private static ObjectNode toJson(Map<String, Assignment> result) {
         ObjectNode out = Driver.json().createObjectNode();
         for (Map.Entry<String, Assignment> e : result.entrySet()) {
             ArrayNode list = out.putArray(e.getKey());

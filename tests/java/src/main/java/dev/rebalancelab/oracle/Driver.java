@@ -20,7 +20,7 @@ import java.util.Map;
  * {@code "error": {"type", "message"}} (the Java exception Kafka's code threw). The process is
  * long-lived so that thousands of cases cost one JVM start. Kinds: {@code murmur2},
  * {@code partition}, {@code roundrobin_partitioner}, {@code hashmap_order}, {@code adminutils},
- * {@code striped}, {@code assign}. The case formats are documented in tests/java_oracle.py.
+ * {@code striped}, {@code assign}, {@code assign_timed}. The case formats are documented in tests/java_oracle.py.
  */
 public final class Driver {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -81,6 +81,8 @@ public final class Driver {
                 return Placement.striped(request);
             case "assign":
                 return Assign.assign(request);
+            case "assign_timed":
+                return Assign.assignTimed(request);
             case "ping":
                 return JSON.getNodeFactory().textNode("pong");
             default:

@@ -1,0 +1,295 @@
+"""Benchmark: one client integration test against the emulator and against a real Kafka 4.x broker.
+
+    .venv/bin/python benchmarks/emulator_vs_broker.py [--runs N] [--records N] [--skip-broker]
+
+The test, the same code and settings on both targets (aiokafka, classic consumer groups):
+
+1. create a topic of 6 partitions;
+2. three consumers join one group (manual commits after every batch) until they hold
+   disjoint partitions covering the topic;
+3. produce N keyed records; the three consume them all;
+4. one consumer leaves (LeaveGroup); the two others rebalance until they cover the topic;
+5. produce N more records; the two consume them all (every key of 2N seen).
+
+Targets, start-up included in the timing:
+
+* (a) the emulator started in-process (``rebalance_lab.api.Emulator``);
+* (b) a Kafka 4.x broker in Testcontainers (``tests/support/kafka_broker.py``: the image
+  built locally on Podman, ``apache/kafka`` with Docker), from ``container.start()`` until it
+  serves metadata and a group coordinator, then the test.
+
+Both run with ``group.initial.rebalance.delay.ms=0``, one ``__consumer_offsets`` partition
+and a 6 s minimum session timeout; the clients use a 6 s session timeout and 100 ms
+heartbeats. The container engine and the image are made ready before any timing. Prints every
+run, then min/median of each target and the ratio of the medians (goal: emulator >= 20x
+faster). Runs alternate between targets so that load on the machine hits both alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import statistics
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # tests.support is imported from the repository root
+    sys.path.insert(0, str(REPO_ROOT))
+
+from aiokafka import AIOKafkaConsumer, AIOKafkaProducer  # noqa: E402
+from aiokafka.admin import AIOKafkaAdminClient, NewTopic  # noqa: E402
+
+from rebalance_lab.api import Emulator  # noqa: E402
+
+PARTITIONS = 6
+CONSUMERS = 3
+SESSION_TIMEOUT_MS = 6000
+HEARTBEAT_INTERVAL_MS = 100
+STEP_TIMEOUT = 60.0
+# The broker settings of both targets (the Kafka side's names; the emulator's options below).
+BROKER_SETTINGS = {
+    "group.initial.rebalance.delay.ms": "0",
+    "offsets.topic.num.partitions": "1",
+    "group.min.session.timeout.ms": "6000",
+}
+EMULATOR_OPTIONS: dict[str, Any] = {
+    "initial_rebalance_delay_ms": 0,
+    "offsets_topic_num_partitions": 1,
+    "min_session_timeout_ms": 6000,
+}
+
+
+@dataclass
+class Run:
+    target: str
+    startup: float = 0.0
+    test: float = 0.0
+    teardown: float = 0.0
+    steps: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def total(self) -> float:
+        """Start-up + test: the figure compared (tear-down is shown apart)."""
+        return self.startup + self.test
+
+    def line(self) -> str:
+        steps = " ".join(f"{name}={seconds:.2f}" for name, seconds in self.steps.items())
+        return (
+            f"{self.target:9} total {self.total:7.2f} s = start-up {self.startup:6.2f} + test {self.test:6.2f}"
+            f"  (tear-down {self.teardown:5.2f}; {steps})"
+        )
+
+
+class Member:
+    """An aiokafka consumer that reads, commits after every batch and records what it holds."""
+
+    def __init__(self, bootstrap: str, group: str, topic: str, index: int, seen: set[bytes]) -> None:
+        self.consumer = AIOKafkaConsumer(
+            topic,
+            bootstrap_servers=bootstrap,
+            group_id=group,
+            client_id=f"bench-member-{index}",
+            auto_offset_reset="earliest",
+            enable_auto_commit=False,
+            session_timeout_ms=SESSION_TIMEOUT_MS,
+            heartbeat_interval_ms=HEARTBEAT_INTERVAL_MS,
+        )
+        self.seen = seen
+        self.task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        await self.consumer.start()
+        self.task = asyncio.create_task(self._loop())
+
+    async def _loop(self) -> None:
+        while True:
+            batches = await self.consumer.getmany(timeout_ms=100)
+            for records in batches.values():
+                self.seen.update(record.key for record in records if record.key is not None)
+            if batches:
+                await self.consumer.commit()
+
+    def partitions(self) -> set[int]:
+        return {tp.partition for tp in self.consumer.assignment()}
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+            if not self.task.cancelled() and self.task.exception() is not None:
+                raise RuntimeError("a consumer failed") from self.task.exception()
+        await self.consumer.stop()  # LeaveGroup
+
+
+async def _until(what: str, condition: Callable[[], bool], members: list[Member]) -> None:
+    deadline = time.monotonic() + STEP_TIMEOUT
+    while not condition():
+        for member in members:
+            if member.task is not None and member.task.done():
+                await member.task  # raises the consumer's error
+        if time.monotonic() > deadline:
+            held = [sorted(m.partitions()) for m in members]
+            raise TimeoutError(f"{what}: not after {STEP_TIMEOUT:.0f} s (partitions held: {held})")
+        await asyncio.sleep(0.005)
+
+
+def _covers(members: list[Member]) -> bool:
+    held = [m.partitions() for m in members]
+    return all(held) and sum(len(h) for h in held) == PARTITIONS and set().union(*held) == set(range(PARTITIONS))
+
+
+async def _produce(producer: AIOKafkaProducer, topic: str, keys: list[bytes]) -> None:
+    sends = [await producer.send(topic, key=key, value=b"v" * 100) for key in keys]
+    await asyncio.gather(*sends)
+
+
+async def client_test(bootstrap: str, records: int, steps: dict[str, float]) -> None:
+    """The integration test itself; ``steps`` gets the time of each step."""
+    mark = time.perf_counter()
+
+    def step(name: str) -> None:
+        nonlocal mark
+        now = time.perf_counter()
+        steps[name] = now - mark
+        mark = now
+
+    topic, group = f"bench-{uuid.uuid4().hex[:8]}", f"bench-group-{uuid.uuid4().hex[:8]}"
+    admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap, client_id="bench-admin")
+    await admin.start()
+    try:
+        await admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)])
+    finally:
+        await admin.close()
+    step("topic")
+    seen: set[bytes] = set()
+    members = [Member(bootstrap, group, topic, i, seen) for i in range(CONSUMERS)]
+    producer = AIOKafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=1)
+    await producer.start()
+    try:
+        await asyncio.gather(*(m.start() for m in members))
+        await _until("three consumers form the group", lambda: _covers(members), members)
+        step("join3")
+        first = [f"first-{i}".encode() for i in range(records)]
+        await _produce(producer, topic, first)
+        await _until("the three consume every record", lambda: seen.issuperset(first), members)
+        step("consume1")
+        leaving = members.pop()
+        await leaving.stop()
+        await _until("the two rebalance", lambda: _covers(members), members)
+        step("rebalance2")
+        second = [f"second-{i}".encode() for i in range(records)]
+        await _produce(producer, topic, second)
+        await _until("the two consume every record", lambda: seen.issuperset(second), members)
+        step("consume2")
+    finally:
+        for member in members:
+            await member.stop()
+        await producer.stop()
+    step("close")
+    if not seen.issuperset(first + second):
+        raise AssertionError("records were lost")
+
+
+async def run_emulator(records: int) -> Run:
+    run = Run("emulator")
+    started = time.perf_counter()
+    emulator = Emulator(**EMULATOR_OPTIONS)
+    await emulator.__aenter__()
+    try:
+        run.startup = time.perf_counter() - started
+        began = time.perf_counter()
+        await client_test(emulator.bootstrap_servers, records, run.steps)
+        run.test = time.perf_counter() - began
+    finally:
+        stopping = time.perf_counter()
+        await emulator.__aexit__(None, None, None)
+        run.teardown = time.perf_counter() - stopping
+    return run
+
+
+def run_broker(engine: object, records: int) -> Run:
+    from tests.support.kafka_broker import normalize_settings, start_container_broker
+
+    run = Run("kafka")
+    started = time.perf_counter()
+    broker = start_container_broker(engine, "4", normalize_settings("4", BROKER_SETTINGS))  # type: ignore[arg-type]
+    try:
+        run.startup = time.perf_counter() - started
+        began = time.perf_counter()
+        asyncio.run(client_test(broker.bootstrap, records, run.steps))
+        run.test = time.perf_counter() - began
+    finally:
+        stopping = time.perf_counter()
+        broker.stop()
+        run.teardown = time.perf_counter() - stopping
+    run.target = f"kafka {broker.version}"
+    return run
+
+
+def _summary(name: str, runs: list[Run]) -> float:
+    totals = [r.total for r in runs]
+    median = statistics.median(totals)
+    startups = statistics.median(r.startup for r in runs)
+    tests = statistics.median(r.test for r in runs)
+    print(
+        f"{name:9} min {min(totals):7.2f} s  median {median:7.2f} s  "
+        f"(median start-up {startups:.2f} s, median test {tests:.2f} s; {len(runs)} runs)"
+    )
+    return median
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--runs", type=int, default=3, help="repetitions of each target (default: 3)")
+    parser.add_argument("--records", type=int, default=300, help="records produced before and after the leave")
+    parser.add_argument("--skip-broker", action="store_true", help="only the emulator")
+    args = parser.parse_args(argv)
+    logging.getLogger("aiokafka").setLevel(logging.ERROR)  # "Heartbeat failed ... rebalancing" is expected
+
+    emulator_runs: list[Run] = []
+    broker_runs: list[Run] = []
+    asyncio.run(run_emulator(args.records))  # warm-up: first-use costs of the client library
+    engine_cm: contextlib.AbstractContextManager[object] = contextlib.nullcontext(None)
+    if not args.skip_broker:
+        from tests.support.container_engine import container_engine
+        from tests.support.kafka_broker import IMAGE_ENV, load_build_script
+
+        engine_cm = container_engine()
+    with engine_cm as engine:
+        if engine is not None and getattr(engine, "local_images_only", False):
+            # The image, before any timing; named so that starting a broker does not look for it again.
+            os.environ[IMAGE_ENV["4"]] = load_build_script().build(["4"])["4"]
+        for i in range(args.runs):
+            jobs: list[tuple[list[Run], Callable[[], Run]]] = [
+                (emulator_runs, lambda: asyncio.run(run_emulator(args.records)))
+            ]
+            if engine is not None:
+                jobs.append((broker_runs, lambda: run_broker(engine, args.records)))
+            for runs, job in jobs:
+                result = job()
+                runs.append(result)
+                print(f"run {i + 1}: {result.line()}", flush=True)
+    print()
+    emulator_median = _summary("emulator", emulator_runs)
+    if broker_runs:
+        broker_median = _summary("kafka", broker_runs)
+        best = min(r.total for r in broker_runs) / min(r.total for r in emulator_runs)
+        print(
+            f"ratio (kafka / emulator): {broker_median / emulator_median:.1f}x on medians, {best:.1f}x on minimums "
+            f"(goal: >= 20x)"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
