@@ -1,6 +1,6 @@
 """Benchmark: one client integration test against the emulator and against a real Kafka 4.x broker.
 
-    .venv/bin/python benchmarks/emulator_vs_broker.py [--runs N] [--records N] [--skip-broker]
+    .venv/bin/python benchmarks/emulator_vs_broker.py [--runs N] [--records N] [--skip-broker] [--image]
 
 The test, the same code and settings on both targets (aiokafka, classic consumer groups):
 
@@ -17,6 +17,8 @@ Targets, start-up included in the timing:
 * (b) a Kafka 4.x broker in Testcontainers (``tests/support/kafka_broker.py``: the image
   built locally on Podman, ``apache/kafka`` with Docker), from ``container.start()`` until it
   serves metadata and a group coordinator, then the test.
+* (c), with ``--image``: the emulator's own image (``docker/emulator/``) in Testcontainers,
+  started and awaited the same way as the broker.
 
 Both run with ``group.initial.rebalance.delay.ms=0``, one ``__consumer_offsets`` partition
 and a 6 s minimum session timeout; the clients use a 6 s session timeout and 100 ms
@@ -66,6 +68,15 @@ EMULATOR_OPTIONS: dict[str, Any] = {
     "offsets_topic_num_partitions": 1,
     "min_session_timeout_ms": 6000,
 }
+# The same as `serve` options, for (c) the emulator's image.
+IMAGE_ARGUMENTS = [
+    "--initial-rebalance-delay-ms",
+    "0",
+    "--offsets-topic-partitions",
+    "1",
+    "--min-session-timeout-ms",
+    "6000",
+]
 
 
 @dataclass
@@ -236,6 +247,37 @@ def run_broker(engine: object, records: int) -> Run:
     return run
 
 
+def run_emulator_image(image: str, records: int) -> Run:
+    """(c), with --image: the emulator's container image, started and awaited like the broker."""
+    from testcontainers.core.container import DockerContainer
+
+    from tests.support.kafka_broker import free_port, wait_until_ready
+
+    run = Run("emu image")
+    port = free_port()
+    container = DockerContainer(image)
+    container.with_env("REBALANCE_LAB_ADVERTISED_HOST", "127.0.0.1")
+    container.with_env("REBALANCE_LAB_ADVERTISED_PORT", str(port))
+    container.with_command(IMAGE_ARGUMENTS)
+    container.with_name(f"rebalance-lab-emulator-{os.getpid()}-{port}")
+    ports: dict[str, Any] = container.ports
+    ports["9092/tcp"] = ("127.0.0.1", port)
+    bootstrap = f"127.0.0.1:{port}"
+    started = time.perf_counter()
+    try:
+        container.start()
+        wait_until_ready(bootstrap, 60.0)
+        run.startup = time.perf_counter() - started
+        began = time.perf_counter()
+        asyncio.run(client_test(bootstrap, records, run.steps))
+        run.test = time.perf_counter() - began
+    finally:
+        stopping = time.perf_counter()
+        container.stop()
+        run.teardown = time.perf_counter() - stopping
+    return run
+
+
 def _summary(name: str, runs: list[Run]) -> float:
     totals = [r.total for r in runs]
     median = statistics.median(totals)
@@ -253,27 +295,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=3, help="repetitions of each target (default: 3)")
     parser.add_argument("--records", type=int, default=300, help="records produced before and after the leave")
     parser.add_argument("--skip-broker", action="store_true", help="only the emulator")
+    parser.add_argument("--image", action="store_true", help="also (c): the emulator's container image")
     args = parser.parse_args(argv)
     logging.getLogger("aiokafka").setLevel(logging.ERROR)  # "Heartbeat failed ... rebalancing" is expected
 
     emulator_runs: list[Run] = []
     broker_runs: list[Run] = []
+    image_runs: list[Run] = []
     asyncio.run(run_emulator(args.records))  # warm-up: first-use costs of the client library
     engine_cm: contextlib.AbstractContextManager[object] = contextlib.nullcontext(None)
-    if not args.skip_broker:
+    if not args.skip_broker or args.image:
         from tests.support.container_engine import container_engine
         from tests.support.kafka_broker import IMAGE_ENV, load_build_script
 
         engine_cm = container_engine()
     with engine_cm as engine:
-        if engine is not None and getattr(engine, "local_images_only", False):
+        local = engine is not None and getattr(engine, "local_images_only", False)
+        if local and not args.skip_broker:
             # The image, before any timing; named so that starting a broker does not look for it again.
             os.environ[IMAGE_ENV["4"]] = load_build_script().build(["4"])["4"]
+        image = os.environ.get("REBALANCE_LAB_EMULATOR_IMAGE", "")
+        if args.image and not image:
+            image = load_build_script().build_emulator() if local else ""
+            if not image:
+                parser.error("with a Docker engine, name the emulator's image in REBALANCE_LAB_EMULATOR_IMAGE")
         for i in range(args.runs):
             jobs: list[tuple[list[Run], Callable[[], Run]]] = [
                 (emulator_runs, lambda: asyncio.run(run_emulator(args.records)))
             ]
-            if engine is not None:
+            if args.image:
+                jobs.append((image_runs, lambda: run_emulator_image(image, args.records)))
+            if not args.skip_broker:
                 jobs.append((broker_runs, lambda: run_broker(engine, args.records)))
             for runs, job in jobs:
                 result = job()
@@ -281,6 +333,8 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"run {i + 1}: {result.line()}", flush=True)
     print()
     emulator_median = _summary("emulator", emulator_runs)
+    if image_runs:
+        _summary("emu image", image_runs)
     if broker_runs:
         broker_median = _summary("kafka", broker_runs)
         best = min(r.total for r in broker_runs) / min(r.total for r in emulator_runs)
@@ -288,6 +342,9 @@ def main(argv: list[str] | None = None) -> int:
             f"ratio (kafka / emulator): {broker_median / emulator_median:.1f}x on medians, {best:.1f}x on minimums "
             f"(goal: >= 20x)"
         )
+        if image_runs:
+            image_median = statistics.median(r.total for r in image_runs)
+            print(f"ratio (kafka / emulator image): {broker_median / image_median:.1f}x on medians")
     return 0
 
 
