@@ -8,21 +8,10 @@ emulator-only extras ``target.emulator`` / ``target.generation_snapshots``, whic
 ``None`` on a real broker. Every test uses fresh topic and group names, so a target can
 be shared by a whole session.
 
-Adding a real broker (tests/broker's session fixture ``kafka_brokers``, once it is visible
-here, e.g. moved to tests/conftest.py) is a few lines::
-
-    @contextmanager
-    def real_broker(flavor: str, request: pytest.FixtureRequest) -> Iterator[Target]:
-        broker = request.getfixturevalue("kafka_brokers").get(
-            flavor.removeprefix("kafka-"), {"group.min.session.timeout.ms": 1000})
-        with observed(f"real-{flavor}", broker.bootstrap, flavor) as target:
-            yield target
-
-    register("real-kafka-4", "kafka-4", partial(real_broker, "kafka-4"), pytest.mark.broker)
-    register("real-kafka-3", "kafka-3", partial(real_broker, "kafka-3"), pytest.mark.broker)
-
-(the broker must run with ``group.initial.rebalance.delay.ms=0`` and
-``group.min.session.timeout.ms`` <= 1000, as the emulator targets below do).
+The same tests run against the real Kafka 4.4.0 and 3.9.2 brokers of ``tests/conftest.py``
+(targets ``real-kafka-4`` / ``real-kafka-3``, marked ``broker``), started with
+``group.initial.rebalance.delay.ms=0`` and ``group.min.session.timeout.ms=1000`` like the
+emulator targets, so a test written against the emulator means the same thing on Kafka.
 """
 
 from __future__ import annotations
@@ -58,10 +47,12 @@ def register(name: str, flavor: str, factory: TargetFactory, *marks: pytest.Mark
 
 
 @contextmanager
-def observed(name: str, bootstrap_servers: str, flavor: str, **extras: object) -> Iterator[Target]:
+def observed(name: str, bootstrap_servers: str, flavor: str, emulator: Emulator | None = None,
+             recording: Path | None = None) -> Iterator[Target]:
+    """A Target on ``bootstrap_servers`` with its protocol-level observer (closed afterwards)."""
     observer = GroupObserver(bootstrap_servers)
     try:
-        yield Target(name, bootstrap_servers, flavor, observer, **extras)  # type: ignore[arg-type]
+        yield Target(name, bootstrap_servers, flavor, observer, emulator, recording)
     finally:
         observer.close()
 
@@ -78,8 +69,19 @@ def emulator_target(flavor: str, request: pytest.FixtureRequest) -> Iterator[Tar
         yield target
 
 
+@contextmanager
+def real_broker(flavor: str, request: pytest.FixtureRequest) -> Iterator[Target]:
+    """The session's real Kafka broker of that release line (tests/conftest.py), same settings as the emulator."""
+    broker = request.getfixturevalue("kafka_brokers").get(
+        flavor.removeprefix("kafka-"), {"group.min.session.timeout.ms": 1000})
+    with observed(f"real-{flavor}", broker.bootstrap, flavor) as target:
+        yield target
+
+
 register("emulator-kafka-4", "kafka-4", partial(emulator_target, "kafka-4"))
 register("emulator-kafka-3", "kafka-3", partial(emulator_target, "kafka-3"))
+register("real-kafka-4", "kafka-4", partial(real_broker, "kafka-4"), pytest.mark.broker)
+register("real-kafka-3", "kafka-3", partial(real_broker, "kafka-3"), pytest.mark.broker)
 
 
 @pytest.fixture(params=[pytest.param(name, id=name, marks=kind.marks) for name, kind in TARGETS.items()])

@@ -28,6 +28,7 @@ CLIENTS = ("aiokafka", "kafka-python", "confluent-kafka")
 SESSION_TIMEOUT_MS = 6000
 HEARTBEAT_INTERVAL_MS = 400
 GROUP_TIMEOUT = 45.0  # seconds to wait for a group to settle
+QUIET_PERIOD = 1.0  # seconds a settled group must stay unchanged (> 2 heartbeat intervals)
 
 
 @dataclass
@@ -170,13 +171,17 @@ def _disjoint_cover(assignments: dict[str, frozenset[int]], partitions: int) -> 
 
 
 def wait_for_settled_group(target: Target, group: str, topic: str, partitions: int, members: list[Member],
-                           timeout: float = GROUP_TIMEOUT) -> GroupDescription:
+                           timeout: float = GROUP_TIMEOUT, quiet: float = QUIET_PERIOD) -> GroupDescription:
     """Wait until the coordinator (DescribeGroups) and the clients agree on a complete assignment.
 
     Settled: Stable, exactly ``members`` (by client id), disjoint assignments covering every
-    partition, and each client's own view equal to what the coordinator says it owns.
+    partition, each client's own view equal to what the coordinator says it owns, and all of
+    that (with the same generation and member ids) unchanged for ``quiet`` seconds. The quiet
+    period matters: a kafka-python leader rejoins right after its first assignment when its
+    metadata snapshot was empty, so a group can look Stable for a few milliseconds only.
     """
     names = {m.name for m in members}
+    since: dict[tuple[object, ...], float] = {}
 
     def settled() -> GroupDescription | None:
         description = target.observer.describe(group, topic)
@@ -187,7 +192,14 @@ def wait_for_settled_group(target: Target, group: str, topic: str, partitions: i
             return None
         if any(m.assignment() != assignments[m.name] for m in members):
             return None
-        return description
+        try:
+            generation = target.observer.generation(group, description.members[0].member_id)
+        except AssertionError:  # that member left between the two requests
+            return None
+        signature = (generation, tuple(sorted((m.member_id, tuple(sorted(m.partitions)))
+                                              for m in description.members)))
+        first_seen = since.setdefault(signature, time.monotonic())
+        return description if time.monotonic() - first_seen >= quiet else None
 
     try:
         return wait_until(settled, timeout, f"group {group} to settle with {sorted(names)}", interval=0.2)

@@ -26,7 +26,7 @@ import struct
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -198,7 +198,6 @@ class Target:
     observer: GroupObserver
     emulator: Any = None  # rebalance_lab.api.Emulator, on the emulator only
     recording: Path | None = None  # the emulator's --record file, on the emulator only
-    notes: list[str] = field(default_factory=list)
 
     @property
     def is_emulator(self) -> bool:

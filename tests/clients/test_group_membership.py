@@ -142,34 +142,37 @@ def test_a_static_member_restarting_within_its_session_timeout_causes_no_rebalan
 def test_committed_offsets_are_honoured_across_rebalances_and_no_record_is_skipped(
     target: Target, members: Members, client: str
 ) -> None:
-    """Members commit synchronously after each small batch; one joins and one leaves mid-stream.
+    """Members commit synchronously after each small batch; one joins, then one leaves mid-stream.
 
-    Every record must be consumed at least once, and a record consumed twice must lie at or
-    after the partition's last commit before the second consumption (only uncommitted work
-    may be repeated).
+    Half the records are consumed and committed by two members; a third joins (the partitions
+    it takes over must resume at their commits); the other half is produced and, while it is
+    being consumed, one of the first two leaves. Every record must be consumed at least once,
+    and a record consumed twice must lie at or after its partition's last commit before the
+    second consumption (only uncommitted work may be repeated).
     """
-    records = 600
+    half = 300
     topic = target.observer.create_topic(PARTITIONS)
-    ends = target.observer.produce(topic, PARTITIONS, records)
+    first_ends = target.observer.produce(topic, PARTITIONS, half)
     group = _group()
-    options = {"commit": True, "max_poll_records": 5, "delay_ms": 30}
+    options = {"commit": True, "max_poll_records": 5, "delay_ms": 20}
     first = _start(members, client, group, topic, 2, **options)
     everyone = list(first)
 
     def unique_consumed() -> int:
         return len({(p, o) for m in everyone for _t, p, o in m.consumed()})
 
-    wait_until(lambda: unique_consumed() >= records // 5, GROUP_TIMEOUT, "a fifth of the records")
+    wait_until(lambda: target.observer.committed(group, topic) == first_ends, GROUP_TIMEOUT,
+               "the first half consumed and committed")
     everyone.append(members.start(client, group, topic, f"{client}-2", **options))  # rebalance: one joins
-    wait_until(lambda: unique_consumed() >= records // 2 and everyone[-1].consumed(), GROUP_TIMEOUT,
-               "half of the records, some by the new member")
+    wait_for_settled_group(target, group, topic, PARTITIONS, everyone)
+    ends = {p: end * 2 for p, end in first_ends.items()}
+    assert target.observer.produce(topic, PARTITIONS, half) == first_ends
+    wait_until(lambda: unique_consumed() >= half * 4 // 3, GROUP_TIMEOUT, "some of the second half")
     first[0].close()  # rebalance: one leaves
-    wait_until(lambda: unique_consumed() >= records, GROUP_TIMEOUT * 2, "every record")
+    wait_until(lambda: unique_consumed() >= half * 2, GROUP_TIMEOUT, "every record")
 
     _assert_nothing_skipped_and_only_uncommitted_work_repeated(everyone, ends)
-    committed = wait_until(lambda: (c := target.observer.committed(group, topic)) == ends and c,
-                           GROUP_TIMEOUT, "the final commits")
-    assert committed == ends
+    wait_until(lambda: target.observer.committed(group, topic) == ends, GROUP_TIMEOUT, "the final commits")
 
 
 def _assert_nothing_skipped_and_only_uncommitted_work_repeated(everyone: list[Member], ends: dict[int, int]) -> None:

@@ -1,0 +1,1 @@
+"""Real Kafka clients (aiokafka, kafka-python, confluent-kafka) in consumer groups, against any target."""
