@@ -1,0 +1,41 @@
+"""Every benchmark script the README names runs end to end (at toy sizes) and prints its figures.
+
+The figures themselves are measured by running the scripts by hand (see the README); these
+tests only keep the scripts working.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _run(script: str, *args: str, timeout: int = 300) -> str:
+    result = subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args], capture_output=True,
+                            text=True, timeout=timeout, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result.stdout
+
+
+def test_the_startup_and_throughput_benchmark_prints_its_figures() -> None:
+    out = _run("startup_and_throughput.py", "--records", "300", "--runs", "2")
+    assert "process start -> first ApiVersions answer" in out
+    assert "kafka-python produce 300 records" in out and "kafka-python consume 300 records" in out
+
+
+def test_the_coordinator_scale_benchmark_prints_its_figures() -> None:
+    out = _run("coordinator_scale.py", "--members", "20", "--groups", "30", "--in-flight", "10",
+               "--heartbeat-seconds", "0.5", "--initial-delay-ms", "100")
+    assert "one group of 20 members" in out and "30 groups of 3 members stabilised" in out
+    assert "heartbeats answered" in out and "peak memory" in out
+
+
+@pytest.mark.broker
+def test_the_emulator_versus_broker_benchmark_prints_both_times_and_the_ratio() -> None:
+    out = _run("emulator_vs_broker.py", "--runs", "1", timeout=600)
+    assert "ratio" in out.lower()
