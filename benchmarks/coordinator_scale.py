@@ -119,7 +119,8 @@ async def one_big_group(port: int, members: int) -> tuple[float, float]:
     joined = await asyncio.gather(*(join_and_sync(c, "big") for c in conns))
     formed = time.perf_counter() - started
     started = time.perf_counter()
-    await asyncio.gather(*(join_and_sync(c, "big", member_id) for c, (member_id, _gen) in zip(conns, joined)))
+    rejoins = (join_and_sync(c, "big", member_id) for c, (member_id, _gen) in zip(conns, joined, strict=True))
+    await asyncio.gather(*rejoins)
     rebalanced = time.perf_counter() - started
     for c in conns:
         c.close()
@@ -137,7 +138,7 @@ async def many_groups(port: int, groups: int, in_flight: int) -> tuple[float, li
         while not queue.empty():
             group = f"g{queue.get_nowait()}"
             results = await asyncio.gather(*(join_and_sync(c, group) for c in conns))
-            members.extend((c, group, m, gen) for c, (m, gen) in zip(conns, results))
+            members.extend((c, group, m, gen) for c, (m, gen) in zip(conns, results, strict=True))
 
     started = time.perf_counter()
     await asyncio.gather(*(worker(conns) for conns in pool))
