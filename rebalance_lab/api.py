@@ -6,6 +6,12 @@
     with Emulator(initial_rebalance_delay_ms=0) as emu:      # on a background thread
         consumer = KafkaConsumer(..., bootstrap_servers=emu.bootstrap_servers)
         emu.wait_for_group("g", state="Stable", generation_at_least=1)
+        emu.inject_error("Heartbeat", "REBALANCE_IN_PROGRESS", group_id="g")   # fault injection
+        emu.describe("g")["members"][0]["assignment"]                          # decoded inspection
+
+Every fault is recorded (``FAULT_INJECTED`` / ``FAULT_FIRED`` rows, narrated with
+``explain=True``). ``control_port=0`` also serves the HTTP/JSON control endpoint
+(``docs/control-api.md``) at :attr:`Emulator.control_url`.
 
 In the synchronous form every inspection call runs on the emulator's own loop
 thread, so it never races a request being served.
@@ -14,6 +20,7 @@ thread, so it never races a request being served.
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -21,10 +28,13 @@ from dataclasses import replace
 from typing import IO, Any, TypeVar
 
 from rebalance_lab.config import EmulatorConfig, Flavor, GroupConfig
+from rebalance_lab.control import toolkit, views
+from rebalance_lab.control.http import ControlServer
 from rebalance_lab.coordinator.group.view import GroupView
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.emulator import start_emulator
+from rebalance_lab.faults.controller import FaultController
 
 T = TypeVar("T")
 
@@ -63,17 +73,35 @@ class Emulator:
         self._server: EmulatorServer | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
+        self._control: ControlServer | None = None
+
+    async def _start(self) -> EmulatorServer:
+        server = await start_emulator(self.config, explain_to=self._explain_to)
+        narrate_to = (self._explain_to or sys.stdout) if self.config.explain else None
+        toolkit.install(server, narrate_to)
+        try:
+            self._control = await toolkit.start_control(server)
+        except BaseException:
+            await server.stop()
+            raise
+        return server
+
+    async def _stop(self, server: EmulatorServer) -> None:
+        if self._control is not None:
+            await self._control.stop()
+            self._control = None
+        await server.stop()
 
     # -- async form ------------------------------------------------------------------
 
     async def __aenter__(self) -> Emulator:
-        self._server = await start_emulator(self.config, explain_to=self._explain_to)
+        self._server = await self._start()
         self._loop = asyncio.get_running_loop()
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         if self._server is not None:
-            await self._server.stop()
+            await self._stop(self._server)
             self._server = None
 
     # -- sync form (background thread) ---------------------------------------------------
@@ -86,7 +114,7 @@ class Emulator:
         def run() -> None:
             asyncio.set_event_loop(loop)
             try:
-                self._server = loop.run_until_complete(start_emulator(self.config, explain_to=self._explain_to))
+                self._server = loop.run_until_complete(self._start())
             except BaseException as exc:
                 failure.append(exc)
                 started.set()
@@ -106,7 +134,7 @@ class Emulator:
 
     def __exit__(self, *exc: object) -> None:
         if self._server is not None and self._loop is not None:
-            self._run_sync(self._server.stop())
+            self._run_sync(self._stop(self._server))
             self._server = None
             self._loop.call_soon_threadsafe(self._loop.stop)
         if self._thread is not None:
@@ -139,12 +167,111 @@ class Emulator:
     def bootstrap_servers(self) -> str:
         return self.server.bootstrap_servers
 
+    @property
+    def control_url(self) -> str | None:
+        """The HTTP control endpoint's base URL (``control_port=...``), or None when it is off."""
+        return None if self._control is None else self._control.url
+
+    @property
+    def faults(self) -> FaultController:
+        """The fault controller itself (call it on the emulator's loop; the methods below do that for you)."""
+        return toolkit.install(self.server)
+
     def group(self, group_id: str) -> GroupView | None:
         """A snapshot of one group (state, generation, protocol, leader, members, assignments)."""
         return self._on_loop(lambda: service_of(self.server.world).coordinator.group(group_id))
 
     def groups(self) -> list[GroupView]:
         return self._on_loop(lambda: service_of(self.server.world).coordinator.groups())
+
+    # -- decoded inspection (JSON-ready, as the control endpoint answers) -------------------
+
+    def describe(self, group_id: str) -> dict[str, Any] | None:
+        """State, generation, protocol, leader, coordinator and members with decoded subscriptions
+        and assignments (``consumer`` protocol); None for an unknown group."""
+        def read() -> dict[str, Any] | None:
+            view = service_of(self.server.world).coordinator.group(group_id)
+            return None if view is None else views.group_json(self.server.world, view)
+
+        return self._on_loop(read)
+
+    def describe_groups(self) -> list[dict[str, Any]]:
+        return self._on_loop(lambda: views.groups_json(self.server.world))
+
+    def committed(self, group_id: str) -> dict[tuple[str, int], int]:
+        """Committed offsets of a group: ``{(topic, partition): offset}``."""
+        rows = self._on_loop(lambda: views.offsets_json(self.server.world, group_id))
+        return {(r["topic"], r["partition"]): r["offset"] for r in rows}
+
+    def offsets(self, group_id: str) -> list[dict[str, Any]]:
+        """Committed offsets with leader epoch, metadata and commit time, sorted by topic and partition."""
+        return self._on_loop(lambda: views.offsets_json(self.server.world, group_id))
+
+    def history(self, group_id: str) -> list[dict[str, Any]]:
+        """Every generation of the group, oldest first: members, votes, leader, decoded assignments."""
+        return self._on_loop(lambda: views.history_of(self.server.world).of(group_id))
+
+    def brokers(self) -> list[dict[str, Any]]:
+        return self._on_loop(lambda: views.brokers_json(self.server.world))
+
+    def request_counts(self, api: str | None = None) -> dict[int, int]:
+        """Requests served per broker so far (of one API, e.g. ``"Heartbeat"``, or of all)."""
+        def count() -> dict[int, int]:
+            totals: dict[int, int] = {}
+            for (broker, name), n in self.faults.requests.items():
+                if api is None or name == api:
+                    totals[broker] = totals.get(broker, 0) + n
+            return totals
+
+        return self._on_loop(count)
+
+    # -- faults (each one recorded as FAULT_INJECTED; see rebalance_lab.faults) -------------
+
+    def inject_error(self, api: int | str, error: int | str, *, count: int = 1, group_id: str | None = None,
+                     member_id: str | None = None, broker: int | None = None) -> None:
+        """Answer the next ``count`` requests of ``api`` (optionally of one group/member/broker) with ``error``."""
+        self._on_loop(lambda: self.faults.inject_error(api, error, count=count, group_id=group_id,
+                                                       member_id=member_id, broker=broker))
+
+    def add_latency(self, ms: int, *, api: int | str | None = None, broker: int | None = None,
+                    count: int | None = None) -> None:
+        """Delay answers by ``ms`` (every API and broker unless narrowed; until cleared unless ``count``)."""
+        self._on_loop(lambda: self.faults.add_latency(ms, api=api, broker=broker, count=count))
+
+    def throttle(self, ms: int, *, api: int | str | None = None, broker: int | None = None,
+                 count: int | None = None) -> None:
+        """Report ``throttle_time_ms=ms`` in matching responses and hold them that long."""
+        self._on_loop(lambda: self.faults.throttle(ms, api=api, broker=broker, count=count))
+
+    def clear_faults(self) -> None:
+        self._on_loop(lambda: self.faults.clear())
+
+    def close_connections(self, client_id: str) -> int:
+        """Close every connection of the client with this ``client.id``; how many were closed."""
+        return self._on_loop(lambda: self.faults.close_client_connections(client_id))
+
+    def broker_down(self, broker: int) -> None:
+        self._on_loop(lambda: self.faults.broker_down(broker))
+
+    def broker_up(self, broker: int) -> None:
+        self._on_loop(lambda: self.faults.broker_up(broker))
+
+    def move_coordinator(self, group_id: str, broker: int) -> None:
+        """The old coordinator answers NOT_COORDINATOR; FindCoordinator names ``broker``."""
+        self._on_loop(lambda: self.faults.move_coordinator(group_id, broker))
+
+    def load_in_progress(self, ms: int) -> None:
+        """COORDINATOR_LOAD_IN_PROGRESS for group requests during the next ``ms`` (world time)."""
+        self._on_loop(lambda: self.faults.load_in_progress(ms))
+
+    def force_rebalance(self, group_id: str) -> None:
+        self._on_loop(lambda: self.faults.force_rebalance(group_id))
+
+    def expire_member(self, group_id: str, member_id: str) -> None:
+        """Run the member's session timeout now (Kafka does not expire a member parked in a join/sync)."""
+        self._on_loop(lambda: self.faults.expire_member(group_id, member_id))
+
+    # -- time ---------------------------------------------------------------------------------
 
     def advance(self, ms: int) -> None:
         """Move a manual clock (``manual_clock=True``) forward, firing every timer that became due."""

@@ -54,3 +54,5 @@ class EmulatorConfig:
     record_path: str | None = None
     explain: bool = False
     seed: int | None = None  # fixes member-id UUIDs and placement randomness when set
+    control_port: int | None = None  # the HTTP/JSON control endpoint (off by default; 0 = any free port)
+    control_host: str = "127.0.0.1"  # loopback only: the endpoint has no authentication

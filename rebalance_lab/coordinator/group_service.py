@@ -112,6 +112,24 @@ class GroupService:
     def delete_empty_group(self, group_id: str) -> None:
         self.apply(self.coordinator.delete_empty_group(self._world.now_ms(), group_id))
 
+    # -- operator actions (fault injection, the control endpoint) ------------------------
+
+    def force_rebalance(self, group_id: str, reason: str = "forced by the operator") -> None:
+        now = self._world.now_ms()
+        self.apply(self.coordinator.force_rebalance(now, group_id, reason))
+        self.fire_timers(now)
+        self._world.wake()
+
+    def expire_member(self, group_id: str, member_id: str) -> None:
+        now = self._world.now_ms()
+        self.apply(self.coordinator.expire_member(now, group_id, member_id))
+        self.fire_timers(now)
+        self._world.wake()
+
+    def publish(self, record: GroupRecord) -> None:
+        """Pass a record that is not a group state change (a fault) to every subscriber."""
+        self.apply(Effects(records=[record]))
+
 
 def install(world: World) -> GroupService:
     """Create the service, store it as ``world.services["groups"]`` and register its timers."""

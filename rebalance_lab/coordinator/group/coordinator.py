@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Callable, Hashable
 
 from rebalance_lab.config import Flavor, GroupConfig
-from rebalance_lab.coordinator.group import describe, heartbeat, join, leave, offsets_gate, rebalance, sync
+from rebalance_lab.coordinator.group import admin, describe, heartbeat, join, leave, offsets_gate, rebalance, sync
 from rebalance_lab.coordinator.group.context import (
     Core,
     GroupTimers,
@@ -141,6 +141,24 @@ class GroupCoordinator:
         if group is not None and group.state is GroupState.EMPTY:
             describe.delete_group(self._core, fx, now_ms, group)
         return fx
+
+    # -- operator actions (fault injection, tests) ------------------------------------------
+
+    def force_rebalance(self, now_ms: int, group_id: str, reason: str = "forced by the operator") -> Effects:
+        """Start a rebalance of a Stable/CompletingRebalance group; raises ``admin.AdminError`` otherwise."""
+        fx = Effects()
+        admin.force_rebalance(self._core, fx, group_id, now_ms, reason)
+        return fx
+
+    def expire_member(self, now_ms: int, group_id: str, member_id: str) -> Effects:
+        """Run a member's session timeout now; raises ``admin.AdminError`` when Kafka would not expire it."""
+        fx = Effects()
+        admin.expire_member(self._core, fx, group_id, member_id, now_ms)
+        return fx
+
+    @property
+    def loading(self) -> bool:
+        return self._loading
 
     # -- inspection ---------------------------------------------------------------------
 

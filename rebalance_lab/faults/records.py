@@ -1,0 +1,40 @@
+"""The record written for every fault: armed (``FAULT_INJECTED``) and applied to a request (``FAULT_FIRED``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from rebalance_lab.coordinator.group.records import GroupRecord
+
+
+@dataclass(frozen=True)
+class FaultInjected(GroupRecord):
+    """A fault was armed or applied at once. ``group_id`` is "" for cluster-wide faults."""
+
+    event_type: ClassVar[str] = "FAULT_INJECTED"
+    kind: str
+    detail: tuple[tuple[str, Any], ...]
+
+    def fields(self) -> dict[str, Any]:
+        return {"fault": self.kind, "detail": dict(self.detail)}
+
+    def to_event(self, seq: int = 0) -> dict[str, Any]:
+        row = super().to_event(seq)
+        if not self.group_id:
+            row["group_id"] = None  # a cluster-level event, like TOPIC_METADATA
+        return row
+
+
+@dataclass(frozen=True)
+class FaultFired(FaultInjected):
+    """An armed request fault changed the answer to one request."""
+
+    event_type: ClassVar[str] = "FAULT_FIRED"
+
+
+def describe(record: FaultInjected) -> str:
+    """One narration line: ``fault injected: error on Heartbeat (error=27, count=1)``."""
+    verb = "fired" if isinstance(record, FaultFired) else "injected"
+    detail = ", ".join(f"{k}={v}" for k, v in record.detail if v is not None)
+    return f"fault {verb}: {record.kind}" + (f" ({detail})" if detail else "")

@@ -1,0 +1,127 @@
+"""pytest plugin (entry point ``pytest11``): emulator fixtures, options and a per-test marker.
+
+Fixtures
+    ``rebalance_lab``          a fresh :class:`~rebalance_lab.api.Emulator` per test;
+    ``rebalance_lab_session``  one emulator for the whole session;
+    ``rebalance_lab_async``    a fresh emulator on the test's own event loop (needs pytest-asyncio).
+
+The first two run the emulator on a background thread, so they serve synchronous tests,
+async tests and sync clients (kafka-python, confluent-kafka) alike, under pytest-asyncio's
+strict or auto mode. Settings, later ones winning: the plugin's test-friendly defaults
+(free ports, ``initial_rebalance_delay_ms=0``), the ini file (``rebalance_lab_flavor = kafka-3``),
+the command line (``--rebalance-lab-flavor kafka-3``), then ``@pytest.mark.rebalance_lab(...)``
+with any ``Emulator`` option (function-scoped fixtures only).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Iterator
+from typing import Any
+
+import pytest
+
+from rebalance_lab.api import Emulator, make_config
+from rebalance_lab.config import EmulatorConfig
+
+MARKER = "rebalance_lab"
+DEFAULTS: dict[str, Any] = {"port": 0, "initial_rebalance_delay_ms": 0}
+
+
+def _topics(values: list[str]) -> list[tuple[str, int]]:
+    topics = []
+    for value in values:
+        name, _, count = value.strip().partition(":")
+        topics.append((name, int(count or 1)))
+    return topics
+
+
+# (option name, ini name, help, converter)
+_OPTIONS: list[tuple[str, str, Callable[[str], Any]]] = [
+    ("flavor", "emulated Kafka behaviour: kafka-4 (default) or kafka-3", str),
+    ("brokers", "number of emulated brokers", int),
+    ("initial_delay_ms", "group.initial.rebalance.delay.ms (plugin default: 0)", int),
+    ("min_session_timeout_ms", "group.min.session.timeout.ms", int),
+    ("seed", "fix member ids and placement", int),
+]
+_RENAMED = {"initial_delay_ms": "initial_rebalance_delay_ms"}
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("rebalance-lab", "rebalance-lab emulator fixtures")
+    for name, help_text, _ in _OPTIONS:
+        group.addoption(f"--rebalance-lab-{name.replace('_', '-')}", dest=f"rebalance_lab_{name}", help=help_text)
+        parser.addini(f"rebalance_lab_{name}", help_text)
+    group.addoption("--rebalance-lab-topic", dest="rebalance_lab_topic", action="append", default=[],
+                    metavar="NAME[:PARTITIONS]", help="a topic created at start (repeatable)")
+    parser.addini("rebalance_lab_topics", "topics created at start, one NAME[:PARTITIONS] a line", type="linelist")
+    group.addoption("--rebalance-lab-record-dir", dest="rebalance_lab_record_dir",
+                    help="write each emulator's recording (JSON Lines) into this directory")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{MARKER}(**options): Emulator options for this test's rebalance_lab fixtures "
+        "(e.g. brokers=3, flavor='kafka-3', topics=[('t', 6)], manual_clock=True)")
+
+
+def base_options(config: pytest.Config) -> dict[str, Any]:
+    """Defaults, then ini values, then command-line values."""
+    options = dict(DEFAULTS)
+    for name, _, convert in _OPTIONS:
+        raw = config.getoption(f"rebalance_lab_{name}") or config.getini(f"rebalance_lab_{name}")
+        if raw not in (None, ""):
+            try:
+                options[_RENAMED.get(name, name)] = convert(str(raw))
+            except ValueError:
+                raise pytest.UsageError(f"rebalance-lab: bad value {raw!r} for {name}") from None
+    topics = list(config.getini("rebalance_lab_topics")) + list(config.getoption("rebalance_lab_topic"))
+    if topics:
+        options["topics"] = _topics(topics)
+    return options
+
+
+def build_config(config: pytest.Config, node: pytest.Item | None, name: str) -> EmulatorConfig:
+    options = base_options(config)
+    if node is not None:
+        for marker in reversed(list(node.iter_markers(MARKER))):  # the closest marker wins
+            options.update(marker.kwargs)
+    record_dir = config.getoption("rebalance_lab_record_dir")
+    if record_dir and "record_path" not in options:
+        options["record_path"] = f"{record_dir}/{name}.jsonl"
+    try:
+        return make_config(**options)
+    except (TypeError, ValueError) as exc:
+        raise pytest.UsageError(f"rebalance-lab: {exc}") from None
+
+
+def _safe(nodeid: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in nodeid)[-150:]
+
+
+@pytest.fixture
+def rebalance_lab(request: pytest.FixtureRequest) -> Iterator[Emulator]:
+    """A fresh emulator for this test, on a background thread (sync and async tests)."""
+    config = build_config(request.config, request.node, _safe(request.node.nodeid))
+    with Emulator(config) as emulator:
+        yield emulator
+
+
+@pytest.fixture(scope="session")
+def rebalance_lab_session(request: pytest.FixtureRequest) -> Iterator[Emulator]:
+    """One emulator for the session (markers do not apply: it is shared). Use distinct group ids per test."""
+    with Emulator(build_config(request.config, None, "session")) as emulator:
+        yield emulator
+
+
+try:
+    import pytest_asyncio
+except ImportError:  # pragma: no cover - the async fixture needs pytest-asyncio
+    pass
+else:
+
+    @pytest_asyncio.fixture
+    async def rebalance_lab_async(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
+        """A fresh emulator on the test's event loop (``async with``); inspection needs no thread hop."""
+        config = build_config(request.config, request.node, _safe(request.node.nodeid))
+        async with Emulator(config) as emulator:
+            yield emulator
