@@ -111,6 +111,11 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     out.add_argument("--explain", action="store_true", help="narrate each rebalance step on standard output")
     out.add_argument("--seed", type=int, help="make member ids and placement reproducible")
     out.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    ctl = serve.add_argument_group("control (testing toolkit)")
+    ctl.add_argument("--control-port", type=_port, metavar="PORT",
+                     help="serve the HTTP/JSON control endpoint (inspection, faults) on PORT; off by default")
+    ctl.add_argument("--control-host", default="127.0.0.1",
+                     help="loopback address for --control-port (default: %(default)s; other hosts are refused)")
 
 
 def build_parser() -> _Parser:
@@ -127,11 +132,68 @@ def build_parser() -> _Parser:
     )
     demo.add_argument("--record", default="demo-recording.jsonl", metavar="FILE",
                       help="where the coordinator's recording is written (default: %(default)s)")
+    _add_diff(sub)
     return parser
+
+
+def _host_port(value: str) -> str:
+    host, sep, port = value.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {value!r}")
+    return value
+
+
+def _add_diff(sub: argparse._SubParsersAction[_Parser]) -> None:
+    diff = sub.add_parser(
+        "diff", help="run a scenario against an in-process emulator and a broker, and print the differences",
+        description="Run one scenario (YAML, see rebalance_lab/scenarios/FORMAT.md) against an in-process "
+        "emulator and against the broker at HOST:PORT, and print where the normalised transcripts differ. "
+        "Exit status: 0 same, 1 different, 2 usage error. The broker must run with the scenario's "
+        "initial_rebalance_delay_ms and min_session_timeout_ms.",
+    )
+    diff.add_argument("scenario", metavar="SCENARIO", help="a scenario file (.yaml)")
+    diff.add_argument("--against", required=True, type=_host_port, metavar="HOST:PORT",
+                      help="the bootstrap address of the broker to compare with")
+    diff.add_argument("--flavor", choices=[f.value for f in Flavor], default=Flavor.KAFKA_4.value,
+                      help="the emulator's flavor; match the broker's release line (default: %(default)s)")
+    diff.add_argument("--transcripts", action="store_true", help="also print both transcripts")
+
+
+def _diff(args: argparse.Namespace) -> int:
+    import yaml
+
+    from rebalance_lab.scenarios import ScenarioError, compare, load_scenario
+
+    try:
+        scenario = load_scenario(args.scenario)
+    except (OSError, ScenarioError, ValueError, yaml.YAMLError) as exc:
+        print(f"rebalance-lab: error: cannot load scenario {args.scenario}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        comparison = compare(scenario, args.against, Flavor(args.flavor))
+    except OSError as exc:
+        print(f"rebalance-lab: error: cannot reach {args.against}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.transcripts:
+        print(f"--- emulator ({args.flavor})\n{comparison.emulator.text()}\n--- {args.against}\n"
+              f"{comparison.broker.text()}")
+    for failure in comparison.broker.failures:
+        print(f"note: the broker missed an expectation: {failure}")
+    if comparison.same:
+        print(f"{scenario.name}: same transcript on the emulator ({args.flavor}) and {args.against}")
+        return 0
+    print(f"{scenario.name}: the emulator ({args.flavor}) and {args.against} differ:")
+    for line in comparison.diff:
+        print(line)
+    return 1
 
 
 def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
     racks = tuple(r or None for r in args.racks.split(",")) if args.racks else ()
+    if args.control_port is not None:
+        from rebalance_lab.control.http import check_loopback
+
+        check_loopback(args.control_host)
     if racks and len(racks) != args.brokers:
         raise ValueError(f"--racks names {len(racks)} racks for {args.brokers} brokers")
     group = GroupConfig(
@@ -148,7 +210,7 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
         num_partitions=args.num_partitions, topics=tuple(args.topic), placement=args.placement,
         max_request_bytes=args.max_request_bytes,
         api_versions=args.api_versions, group=group, record_path=args.record, explain=args.explain,
-        seed=args.seed,
+        seed=args.seed, control_port=args.control_port, control_host=args.control_host,
     )
 
 
@@ -163,11 +225,19 @@ async def _serve(config: EmulatorConfig) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     emulator = await start_emulator(config)
+    from rebalance_lab.control import toolkit
+
+    toolkit.install(emulator, narrate_to=sys.stdout if config.explain else None)
+    control = await toolkit.start_control(emulator)
     try:
         print(f"rebalance-lab {config.flavor.value} listening; bootstrap servers: {emulator.bootstrap_servers}",
               flush=True)
+        if control is not None:
+            print(f"control endpoint: {control.url}", flush=True)
         await stop.wait()
     finally:
+        if control is not None:
+            await control.stop()
         await emulator.stop()
         print("rebalance-lab stopped", flush=True)
 
@@ -197,6 +267,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from rebalance_lab.demo import run
 
         return run(args.record)
+    if args.command == "diff":
+        return _diff(args)
     return EXIT_USAGE
 
 

@@ -33,6 +33,7 @@ from rebalance_lab.coordinator.handlers.api_versions import unsupported_version_
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
 from rebalance_lab.coordinator.handlers.errors_response import error_response
 from rebalance_lab.coordinator.world import BrokerNode, World
+from rebalance_lab.faults.controller import dispatch_with_faults
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError, MalformedRequest
 from rebalance_lab.protocol.versions import VersionTable
@@ -41,6 +42,7 @@ log = logging.getLogger("rebalance_lab.server")
 _SIZE = struct.Struct(">i")
 
 WorldHook = Callable[[World], None]
+RequestObserver = Callable[[int, int, str], None]  # (api_key, api_version, client_id)
 
 
 class ConnectionClosed(Exception):
@@ -83,6 +85,7 @@ class EmulatorServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._world: World | None = None
         self._cleanups: list[Callable[[], None]] = []
+        self._request_observers: list[RequestObserver] = []
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -138,6 +141,13 @@ class EmulatorServer:
     def add_cleanup(self, cleanup: Callable[[], None]) -> None:
         """Run ``cleanup`` when the server stops (e.g. close a recording file)."""
         self._cleanups.append(cleanup)
+
+    def add_request_observer(self, observer: RequestObserver) -> None:
+        """Call ``observer(api_key, api_version, client_id)`` once per decoded request, before it is handled.
+
+        It runs on the server's loop and must be quick; an exception it raises is logged and ignored.
+        """
+        self._request_observers.append(observer)
 
     async def __aenter__(self) -> EmulatorServer:
         return await self.start()
@@ -293,10 +303,16 @@ class EmulatorServer:
             request = codec.decode_request(payload)
         except MalformedRequest as exc:
             raise ConnectionClosed(str(exc)) from exc
+        for observer in self._request_observers:
+            try:
+                observer(header.api_key, header.api_version, request.client_id)
+            except Exception:
+                log.exception("a request observer raised; the emulator keeps serving")
         ctx = RequestContext(
             header.api_key, header.api_version, header.correlation_id, request.client_id, host, cid, node, world
         )
-        body = await self._dispatch(spec, ctx, request.body)
+        # The one fault-injection hook: a pass-through unless a fault controller is installed.
+        body = await dispatch_with_faults(ctx, request.body, lambda: self._dispatch(spec, ctx, request.body))
         if body is None:
             return None  # e.g. Produce with acks=0 has no response
         return codec.encode_response(body, header.correlation_id)

@@ -1,7 +1,13 @@
 """Protocol-level scenarios (YAML or Python) run with raw requests against any broker,
 producing normalised transcripts that can be diffed across brokers."""
 
-from rebalance_lab.scenarios.compare import Comparison, compare, compare_async, run_on_emulator
+from rebalance_lab.scenarios.compare import (
+    Comparison,
+    broker_settings,
+    compare,
+    compare_async,
+    run_on_emulator,
+)
 from rebalance_lab.scenarios.dsl import ScenarioBuilder
 from rebalance_lab.scenarios.loader import load_scenario
 from rebalance_lab.scenarios.model import MemberSpec, ProtocolSpec, Scenario, ScenarioError, Step
@@ -19,6 +25,7 @@ __all__ = [
     "Step",
     "StepRecord",
     "Transcript",
+    "broker_settings",
     "compare",
     "compare_async",
     "diff_transcripts",

@@ -232,10 +232,11 @@ def delete(ctx: RunContext, step: Step) -> list[Outgoing]:
 
 
 def find_coordinator(ctx: RunContext, step: Step) -> list[Outgoing]:
-    key = ctx.group_id(str(step.options.get("key", ctx.scenario.group)))
+    raw_keys = step.options.get("keys", [step.options.get("key", ctx.scenario.group)])
+    keys = [ctx.group_id(str(k)) for k in ([raw_keys] if isinstance(raw_keys, str) else raw_keys)]
     key_type = int(step.options.get("key_type", 0))
     return [Outgoing(ADMIN, "FindCoordinator", ctx.group_id(None), ADMIN,
-                     lambda v: rq.find_coordinator(v, key, key_type), _explicit_version(step), connection="find")]
+                     lambda v: rq.find_coordinator(v, keys, key_type), _explicit_version(step), connection="find")]
 
 
 BUILDERS: dict[str, Callable[[RunContext, Step], list[Outgoing]]] = {

@@ -2,7 +2,8 @@
 
 Backs ``rebalance-lab diff SCENARIO --against HOST:PORT``. The emulator is configured
 like the broker the harness starts: the scenario's ``initial_rebalance_delay_ms`` and
-the API-version table of the chosen flavor.
+``min_session_timeout_ms`` and the API-version table of the chosen flavor;
+:func:`broker_settings` gives the broker properties a real broker needs for the same run.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from rebalance_lab.config import EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.scenarios.loader import load_scenario
+from rebalance_lab.scenarios.model import Scenario
 from rebalance_lab.scenarios.runner import ScenarioSource, run_scenario_async
 from rebalance_lab.scenarios.transcript import Transcript, diff_transcripts
 
@@ -28,18 +30,33 @@ class Comparison:
         return not self.diff
 
 
-def emulator_config(initial_rebalance_delay_ms: int, flavor: Flavor = Flavor.KAFKA_4) -> EmulatorConfig:
+def emulator_config(
+    initial_rebalance_delay_ms: int, flavor: Flavor = Flavor.KAFKA_4, min_session_timeout_ms: int = 6_000
+) -> EmulatorConfig:
     return EmulatorConfig(
         port=0,
         flavor=flavor,
         api_versions=flavor.value,
-        group=GroupConfig(initial_rebalance_delay_ms=initial_rebalance_delay_ms),
+        group=GroupConfig(initial_rebalance_delay_ms=initial_rebalance_delay_ms,
+                          min_session_timeout_ms=min_session_timeout_ms),
     )
+
+
+def broker_settings(scenario: Scenario) -> dict[str, str | int | bool]:
+    """The broker properties a scenario needs beyond a test broker's defaults (an initial
+    delay of 0 and Kafka's default minimum session timeout); empty when it needs none."""
+    settings: dict[str, str | int | bool] = {}
+    if scenario.initial_rebalance_delay_ms != 0:
+        settings["group.initial.rebalance.delay.ms"] = scenario.initial_rebalance_delay_ms
+    if scenario.min_session_timeout_ms != GroupConfig.min_session_timeout_ms:
+        settings["group.min.session.timeout.ms"] = scenario.min_session_timeout_ms
+    return settings
 
 
 async def run_on_emulator(source: ScenarioSource, flavor: Flavor = Flavor.KAFKA_4) -> Transcript:
     scenario = load_scenario(source)
-    async with EmulatorServer(emulator_config(scenario.initial_rebalance_delay_ms, flavor)) as server:
+    config = emulator_config(scenario.initial_rebalance_delay_ms, flavor, scenario.min_session_timeout_ms)
+    async with EmulatorServer(config) as server:
         return await run_scenario_async(scenario, server.bootstrap_servers)
 
 

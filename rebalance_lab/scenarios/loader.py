@@ -31,8 +31,8 @@ _MAIN_ARGUMENT = {"describe": "groups", "delete": "groups", "wait_ms": "ms", "fi
 _MEMBER_KEYS = frozenset({"client_id", "group", "protocols", "group_instance_id", "instance_id", "protocol_type",
                           "session_timeout_ms", "rebalance_timeout_ms", "join_version", "topics"})
 _SCENARIO_KEYS = frozenset({"name", "description", "group", "members", "steps", "topics", "versions", "defaults",
-                            "initial_rebalance_delay_ms", "stagger_ms", "settle_ms", "timeout_ms",
-                            "unique_names"})
+                            "initial_rebalance_delay_ms", "min_session_timeout_ms", "stagger_ms", "settle_ms",
+                            "timeout_ms", "unique_names"})
 
 
 def load_scenario(source: str | Path | Mapping[str, Any] | Scenario) -> Scenario:
@@ -69,6 +69,7 @@ def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
         topics={str(t): int(n) for t, n in (data.get("topics") or {}).items()},
         versions={str(k): int(v) for k, v in (data.get("versions") or {}).items()},
         initial_rebalance_delay_ms=int(data.get("initial_rebalance_delay_ms", 0)),
+        min_session_timeout_ms=int(data.get("min_session_timeout_ms", 6_000)),
         stagger_ms=int(data.get("stagger_ms", 20)),
         settle_ms=int(data.get("settle_ms", 300)),
         timeout_ms=int(data.get("timeout_ms", 15_000)),

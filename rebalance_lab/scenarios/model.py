@@ -58,7 +58,7 @@ ACTIONS: dict[str, frozenset[str]] = {
     "describe": frozenset({"groups", "include_authorized_operations"}),
     "list": frozenset({"states", "types"}),
     "delete": frozenset({"groups"}),
-    "find_coordinator": frozenset({"key", "key_type"}),
+    "find_coordinator": frozenset({"key", "keys", "key_type"}),
     "await": frozenset(),
     "wait_ms": frozenset({"ms"}),
     "close": frozenset(),
@@ -98,6 +98,7 @@ class Scenario:
     topics: Mapping[str, int] = field(default_factory=dict)
     versions: Mapping[str, int] = field(default_factory=dict)  # API name -> preferred version
     initial_rebalance_delay_ms: int = 0  # what the broker under test is configured with
+    min_session_timeout_ms: int = 6_000  # group.min.session.timeout.ms of the broker under test
     stagger_ms: int = 20  # gap between concurrent sends, so arrival order is the listed order
     settle_ms: int = 300  # how long "parked" waits before deciding nothing was answered
     timeout_ms: int = 15_000  # default wait for an answer

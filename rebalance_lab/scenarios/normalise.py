@@ -11,7 +11,8 @@
 * byte fields become hex; assignments and consumer subscriptions a readable form when
   that form is exact;
 * member lists that a broker orders by hash (JoinGroup leader list, DescribeGroups) are
-  sorted by alias, and ListGroups keeps only this scenario's groups.
+  sorted by alias, DeleteGroups results by group, and ListGroups keeps only this
+  scenario's groups.
 """
 
 from __future__ import annotations
@@ -83,6 +84,9 @@ class Normaliser:
                 (g for g in out.get("groups", []) if g.get("group_id") in self.groups.values()),
                 key=lambda g: str(g.get("group_id")),
             )
+        if api == "DeleteGroups" and isinstance(out.get("results"), list):
+            # both coordinators answer in hash order of the actual (per-run suffixed) ids
+            out["results"] = sorted(out["results"], key=lambda r: str(r.get("group_id", "")))
         if sort_topics:
             _sort_topics(out)
         return out

@@ -133,10 +133,11 @@ def delete_groups(version: int, groups: Sequence[str]) -> Any:
     return codec.new_request(42, version, groups_names=list(groups))
 
 
-def find_coordinator(version: int, key: str, key_type: int) -> Any:
+def find_coordinator(version: int, keys: Sequence[str], key_type: int) -> Any:
+    """v4+ carries every key (a batch); earlier versions the first one."""
     if version >= 4:
-        return codec.new_request(10, version, key_type=key_type, coordinator_keys=[key])
-    return codec.new_request(10, version, key=key, key_type=key_type)
+        return codec.new_request(10, version, key_type=key_type, coordinator_keys=list(keys))
+    return codec.new_request(10, version, key=keys[0], key_type=key_type)
 
 
 def create_topics(version: int, topics: Mapping[str, int]) -> Any:

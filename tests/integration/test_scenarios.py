@@ -18,9 +18,11 @@ from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.scenarios import (
     ScenarioBuilder,
     Transcript,
+    broker_settings,
     compare_async,
     diff_transcripts,
     load_scenario,
+    run_on_emulator,
     run_scenario_async,
 )
 
@@ -56,8 +58,9 @@ def _outcomes(transcript: Transcript) -> set[str]:
 
 
 @pytest.mark.parametrize("path", _scenario_params())
-async def test_every_example_scenario_meets_its_expectations_on_the_emulator(bootstrap: str, path: Path) -> None:
-    transcript = await run_scenario_async(path, bootstrap)
+async def test_every_example_scenario_meets_its_expectations_on_the_emulator(path: Path) -> None:
+    # configured like the broker the scenario declares (initial delay, minimum session timeout)
+    transcript = await run_on_emulator(path)
     assert transcript.ok, "\n".join(transcript.failures) + "\n\n" + transcript.text()
     assert _outcomes(transcript) <= {"answered", "parked"}, transcript.text()
 
@@ -112,7 +115,7 @@ async def test_a_parked_join_is_recorded_as_parked_then_answered_by_await(bootst
 
 
 async def test_comparing_two_emulators_shows_no_difference(bootstrap: str) -> None:
-    comparison = await compare_async(load_scenario(SCENARIOS[0]), bootstrap)
+    comparison = await compare_async(next(p for p in SCENARIOS if p.stem == "join_three_members"), bootstrap)
     assert comparison.same, "\n".join(comparison.diff)
 
 
@@ -129,12 +132,18 @@ KNOWN_GAPS: dict[tuple[str, str], tuple[str, bool]] = {
 @pytest.mark.broker
 @pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
 async def test_the_emulator_answers_every_scenario_like_a_real_broker(
-    kafka_broker: Any, path: Path, request: pytest.FixtureRequest
+    kafka_broker: Any, kafka_brokers: Any, path: Path, request: pytest.FixtureRequest
 ) -> None:
     gap = KNOWN_GAPS.get((path.stem, kafka_broker.flavor))
     if gap is not None:
         request.applymarker(pytest.mark.xfail(reason=gap[0], strict=gap[1]))
+    scenario = load_scenario(path)
+    # A scenario declaring an initial delay or a minimum session timeout gets a broker started
+    # with them; each distinct set is one more container (~10 s), so the scenarios share one
+    # set: initial_rebalance_delay_ms 500 with min_session_timeout_ms 1000.
+    settings = broker_settings(scenario)
+    broker = kafka_brokers.get(kafka_broker.flavor, settings) if settings else kafka_broker
     flavor = Flavor.KAFKA_4 if kafka_broker.flavor == "4" else Flavor.KAFKA_3
-    comparison = await compare_async(path, kafka_broker.bootstrap, flavor)
+    comparison = await compare_async(scenario, broker.bootstrap, flavor)
     assert comparison.broker.ok, "\n".join(comparison.broker.failures)
     assert comparison.same, "\n".join(comparison.diff)
