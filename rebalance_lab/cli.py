@@ -225,10 +225,12 @@ async def _serve(config: EmulatorConfig) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     emulator = await start_emulator(config)
-    from rebalance_lab.control import toolkit
+    control = None
+    if config.control_port is not None:  # faults reach a serve process only through the endpoint
+        from rebalance_lab.control import toolkit
 
-    toolkit.install(emulator, narrate_to=sys.stdout if config.explain else None)
-    control = await toolkit.start_control(emulator)
+        toolkit.install(emulator, narrate_to=sys.stdout if config.explain else None)
+        control = await toolkit.start_control(emulator)
     try:
         print(f"rebalance-lab {config.flavor.value} listening; bootstrap servers: {emulator.bootstrap_servers}",
               flush=True)

@@ -26,11 +26,25 @@ from dataclasses import dataclass
 
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
-_fast_crc32c: Callable[[bytes], int] | None
-try:  # the C extension is ~1000x faster; it is optional (the pure table below is exact)
-    from crc32c import crc32c as _fast_crc32c
-except ImportError:  # pragma: no cover - exercised only without the optional package
-    _fast_crc32c = None
+
+def _UNLOADED(_data: bytes) -> int:  # a sentinel: the extension has not been looked for yet
+    return 0
+
+
+_fast_crc32c: Callable[[bytes], int] | None = _UNLOADED  # loaded on first use: the import costs start-up time
+
+
+def _fast() -> Callable[[bytes], int] | None:
+    """The C extension (~1000x faster), or None without the optional package (the table is exact)."""
+    global _fast_crc32c
+    if _fast_crc32c is _UNLOADED:
+        try:
+            from crc32c import crc32c as loaded
+
+            _fast_crc32c = loaded
+        except ImportError:  # pragma: no cover - exercised only without the optional package
+            _fast_crc32c = None
+    return _fast_crc32c
 
 # Offsets of the v2 header fields (DefaultRecordBatch's *_OFFSET constants).
 _HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -63,8 +77,9 @@ _TABLE = _crc32c_table()
 
 def crc32c(data: bytes | bytearray | memoryview) -> int:
     """CRC-32C (Castagnoli), the checksum of magic v2 batches (``Crc32C``)."""
-    if _fast_crc32c is not None:
-        return int(_fast_crc32c(bytes(data)))
+    fast = _fast()
+    if fast is not None:
+        return int(fast(bytes(data)))
     crc = 0xFFFFFFFF
     for byte in bytes(data):
         crc = _TABLE[(crc ^ byte) & 0xFF] ^ (crc >> 8)

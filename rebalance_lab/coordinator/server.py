@@ -33,7 +33,6 @@ from rebalance_lab.coordinator.handlers.api_versions import unsupported_version_
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
 from rebalance_lab.coordinator.handlers.errors_response import error_response
 from rebalance_lab.coordinator.world import BrokerNode, World
-from rebalance_lab.faults.controller import dispatch_with_faults
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError, MalformedRequest
 from rebalance_lab.protocol.versions import VersionTable
@@ -311,8 +310,14 @@ class EmulatorServer:
         ctx = RequestContext(
             header.api_key, header.api_version, header.correlation_id, request.client_id, host, cid, node, world
         )
-        # The one fault-injection hook: a pass-through unless a fault controller is installed.
-        body = await dispatch_with_faults(ctx, request.body, lambda: self._dispatch(spec, ctx, request.body))
+        # The one fault-injection hook: a pass-through unless a fault controller is installed
+        # (rebalance_lab.faults registers itself as world.services["faults"]; not imported here, so
+        # an emulator without faults never loads that package).
+        faults = world.services.get("faults")
+        if faults is None:
+            body = await self._dispatch(spec, ctx, request.body)
+        else:
+            body = await faults.serve(ctx, request.body, lambda: self._dispatch(spec, ctx, request.body))
         if body is None:
             return None  # e.g. Produce with acks=0 has no response
         return codec.encode_response(body, header.correlation_id)

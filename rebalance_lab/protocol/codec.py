@@ -20,10 +20,13 @@ import struct
 from dataclasses import dataclass
 from typing import Any
 
-import kafka.protocol.admin
+# Only the modules holding the APIs we serve (their classes register themselves on import).
+import kafka.protocol.admin.groups
+import kafka.protocol.admin.topics
 import kafka.protocol.consumer
 import kafka.protocol.metadata
-import kafka.protocol.producer  # noqa: F401  (imported for its message classes)
+import kafka.protocol.producer.produce
+import kafka.protocol.producer.transaction  # noqa: F401
 from kafka.protocol.api_message import ApiMessage
 
 from rebalance_lab.protocol.errors import MalformedRequest

@@ -12,6 +12,7 @@ client would find the bare package); in-process users skip this.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import sys
 import types
@@ -24,8 +25,17 @@ def load_codec_only() -> bool:
     spec = importlib.util.find_spec("kafka")
     if spec is None or spec.submodule_search_locations is None:
         return False
-    package = types.ModuleType("kafka")
-    package.__path__ = list(spec.submodule_search_locations)
-    package.__spec__ = spec
-    sys.modules["kafka"] = package
+    _register_bare("kafka", spec)
+    # kafka.protocol.admin's __init__ loads every admin API (ACLs, configs, quotas, ...); the codec
+    # needs only its topics and groups modules.
+    admin = importlib.util.find_spec("kafka.protocol.admin")
+    if admin is not None and admin.submodule_search_locations is not None:
+        _register_bare("kafka.protocol.admin", admin)
     return True
+
+
+def _register_bare(name: str, spec: importlib.machinery.ModuleSpec) -> None:
+    package = types.ModuleType(name)
+    package.__path__ = list(spec.submodule_search_locations or [])
+    package.__spec__ = spec
+    sys.modules[name] = package

@@ -20,7 +20,6 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from rebalance_lab.clients.assignors.java_hashmap import UnsupportedJavaOrder, string_hash_order
 from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator import topic_configs
 from rebalance_lab.coordinator.cluster import TopicInfo
@@ -35,6 +34,9 @@ _CONFIG = _RESULT.CreatableTopicConfigs
 
 def java_set_order(names: list[str]) -> list[str]:
     """The iteration order of a ``java.util.HashSet`` filled with ``names`` in order."""
+    # Imported here: loading the assignors package costs start-up time most emulators never need.
+    from rebalance_lab.clients.assignors.java_hashmap import UnsupportedJavaOrder, string_hash_order
+
     try:
         return string_hash_order(names)
     except UnsupportedJavaOrder:  # a tree bin (huge collision chains): keep request order
