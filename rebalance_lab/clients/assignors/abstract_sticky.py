@@ -11,10 +11,13 @@ import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from rebalance_lab.clients.assignors.common import (
     PartitionsPerTopic,
+    gc_paused,
     member_hash_order,
     partitions_per_topic,
     wrap,
@@ -52,6 +55,18 @@ def remove_first(items: list[TopicPartition], tp: TopicPartition) -> None:
         items.remove(tp)
 
 
+def _all_unclaimed(
+    parts: Sequence[TopicPartition], ppt: PartitionsPerTopic, claimant: dict[TopicPartition, str]
+) -> bool:
+    """Every partition distinct, of a known topic and not claimed yet: then each one is
+    simply appended and claimed, in order."""
+    return (
+        len(set(parts)) == len(parts)
+        and ppt.keys() >= set(map(itemgetter(0), parts))
+        and claimant.keys().isdisjoint(parts)
+    )
+
+
 @dataclass
 class Ownership:
     """Result of step 0 (``allSubscriptionsEqual``)."""
@@ -59,6 +74,7 @@ class Ownership:
     all_equal: bool = True
     owned: dict[str, list[TopicPartition]] = field(default_factory=dict)
     multi_owned: set[TopicPartition] = field(default_factory=set)
+    data: dict[str, MemberData] = field(default_factory=dict)  # member_data as read, per member
 
 
 class AbstractStickyAssignor(ABC):
@@ -79,9 +95,10 @@ class AbstractStickyAssignor(ABC):
         """Previously owned partitions and generation, as this flavour reads them."""
 
     def assign(self, cluster: ClusterView, group: GroupSubscription) -> dict[str, Assignment]:
-        members = member_hash_order(group)
-        ppt = partitions_per_topic(cluster, group, members)
-        return wrap(group, self.assign_partitions(ppt, group, members))
+        with gc_paused():
+            members = member_hash_order(group)
+            ppt = partitions_per_topic(cluster, group, members)
+            return wrap(group, self.assign_partitions(ppt, group, members))
 
     def assign_partitions(self, ppt: PartitionsPerTopic, group: GroupSubscription, members: Sequence[str]) -> Lists:
         """``assignPartitions``; ``members`` in the leader's ``HashMap`` order."""
@@ -93,7 +110,7 @@ class AbstractStickyAssignor(ABC):
             return builder.build()
         # None tells the cooperative flavour to compute transfers from scratch.
         self.partitions_transferring_ownership = None
-        prev = self._prev_assignment(group, members)
+        prev = self._prev_assignment(group, members, own.data)
         general = GeneralBuilder(ppt, racks, own.owned, group.members, members, prev)
         self._movements = general.movements
         return general.build()
@@ -119,12 +136,22 @@ class AbstractStickyAssignor(ABC):
                 topics.update(sub.topics)  # "if empty", so an empty first subscription fixes nothing (Q1)
             elif result.all_equal and not (len(sub.topics) == len(topics) and topics.issuperset(sub.topics)):
                 result.all_equal = False
-            data = self.member_data(sub)
+            data = result.data[member] = self.member_data(sub)
             generation = DEFAULT_GENERATION if data.generation is None else data.generation
             self.max_generation = max(self.max_generation, generation)
-            for tp in data.partitions:
+            mine = result.owned[member]
+            parts = data.partitions
+            if _all_unclaimed(parts, ppt, claimant):  # the common case, in bulk
+                mine.extend(parts)
+                claimant.update(zip(parts, repeat(member)))
+                continue
+            for tp in parts:
                 if tp.topic in ppt:
-                    self._claim(tp, member, generation, group, claimant, result)
+                    if tp not in claimant:  # the common case, inlined from _claim
+                        mine.append(tp)
+                        claimant[tp] = member
+                    else:
+                        self._claim(tp, member, generation, group, claimant, result)
         return result
 
     @staticmethod
@@ -152,12 +179,15 @@ class AbstractStickyAssignor(ABC):
             claimant[tp] = member
         # else: the other member keeps it
 
-    def _prev_assignment(self, group: GroupSubscription, members: Sequence[str]) -> dict[TopicPartition, PrevOwner]:
+    def _prev_assignment(
+        self, group: GroupSubscription, members: Sequence[str], read: dict[str, MemberData] | None = None
+    ) -> dict[TopicPartition, PrevOwner]:
         """``prepopulateCurrentAssignments``: partitions of members below ``max_generation``
         (no generation counts as -1); a higher generation wins, ties keep the first seen."""
         prev: dict[TopicPartition, PrevOwner] = {}
         for member in members:
-            data = self.member_data(group.members[member])
+            # member_data is a pure function of the subscription: reuse what step 0 read.
+            data = read[member] if read and member in read else self.member_data(group.members[member])
             if data.generation is not None and data.generation < self.max_generation:
                 generation = data.generation
             elif data.generation is None and self.max_generation > DEFAULT_GENERATION:

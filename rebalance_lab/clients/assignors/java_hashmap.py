@@ -14,7 +14,7 @@ do not model; we refuse them with :class:`UnsupportedJavaOrder` instead of guess
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import lru_cache
 from typing import Generic, TypeVar
 
@@ -64,6 +64,12 @@ def java_str_key(s: str) -> bytes:
     return s.encode("utf-16-be")
 
 
+def native_order_is_java(strings: Iterable[str]) -> bool:
+    """True if Python's ``str`` order equals Java's ``String`` order on these strings: the two
+    differ only when a comparison involves a character above U+D7FF, so none may have one."""
+    return all(max(s, default="") < "\ud800" for s in strings)
+
+
 def table_size_for(cap: int) -> int:
     """``HashMap.tableSizeFor``: the smallest power of two >= cap (at least 1)."""
     n = 1
@@ -89,7 +95,8 @@ class JavaHashMap(Generic[K, V]):
         self._hash_fn = hash_fn
         # Java allocates lazily; a sized constructor only remembers tableSizeFor(n).
         self._capacity = _DEFAULT_CAPACITY if initial_capacity is None else table_size_for(initial_capacity)
-        self._table: list[list[tuple[K, V]]] | None = None
+        # Chains hold keys only; values live in ``_index`` (replacing a value keeps its place).
+        self._table: list[list[K]] | None = None
         self._index: dict[K, V] = {}
 
     def __len__(self) -> int:
@@ -107,12 +114,13 @@ class JavaHashMap(Generic[K, V]):
     def keys(self) -> Iterator[K]:
         """Keys in Java iteration order (bucket 0..capacity-1, each chain in order)."""
         for chain in self._table or ():
-            for key, _ in chain:
-                yield key
+            yield from chain
 
     def items(self) -> Iterator[tuple[K, V]]:
+        index = self._index
         for chain in self._table or ():
-            yield from chain
+            for key in chain:
+                yield key, index[key]
 
     def first_key(self) -> K:
         """``keySet().iterator().next()``; raises ``StopIteration`` when empty."""
@@ -120,13 +128,12 @@ class JavaHashMap(Generic[K, V]):
 
     def put(self, key: K, value: V) -> None:
         """``put``: replace in place, or append at the chain tail then maybe resize."""
-        table = self._ensure_table()
-        chain = table[self._bucket(key)]
         if key in self._index:
-            chain[self._position(chain, key)] = (key, value)
             self._index[key] = value
             return
-        chain.append((key, value))
+        table = self._ensure_table()
+        chain = table[self._bucket(key)]
+        chain.append(key)
         self._index[key] = value
         if len(chain) > _TREEIFY_THRESHOLD:
             self._treeify_bin()
@@ -144,7 +151,7 @@ class JavaHashMap(Generic[K, V]):
         assert self._table is not None
         chain = self._table[self._bucket(key)]
         value = factory(key)
-        chain.insert(0, (key, value))
+        chain.insert(0, key)
         self._index[key] = value
         if len(chain) >= _TREEIFY_THRESHOLD:  # binCount >= TREEIFY_THRESHOLD - 1 before the insert
             self._treeify_bin()
@@ -155,7 +162,7 @@ class JavaHashMap(Generic[K, V]):
         if key not in self._index or self._table is None:
             return None
         chain = self._table[self._bucket(key)]
-        del chain[self._position(chain, key)]
+        chain.remove(key)
         return self._index.pop(key)
 
     def _threshold(self) -> int:
@@ -164,17 +171,10 @@ class JavaHashMap(Generic[K, V]):
     def _bucket(self, key: K) -> int:
         return _spread(self._hash_fn(key)) & (self._capacity - 1)
 
-    @staticmethod
-    def _position(chain: list[tuple[K, V]], key: K) -> int:
-        for i, (k, _) in enumerate(chain):
-            if k == key:
-                return i
-        raise KeyError(key)
-
-    def _new_table(self) -> list[list[tuple[K, V]]]:
+    def _new_table(self) -> list[list[K]]:
         return [[] for _ in range(self._capacity)]
 
-    def _ensure_table(self) -> list[list[tuple[K, V]]]:
+    def _ensure_table(self) -> list[list[K]]:
         if self._table is None:
             self._table = self._new_table()
         return self._table
@@ -185,8 +185,8 @@ class JavaHashMap(Generic[K, V]):
         self._capacity *= 2
         table = self._new_table()
         for chain in old:
-            for key, value in chain:
-                table[self._bucket(key)].append((key, value))
+            for key in chain:
+                table[self._bucket(key)].append(key)
         self._table = table
 
     def _treeify_bin(self) -> None:

@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
-from rebalance_lab.clients.assignors.common import AssignorError, PartitionsPerTopic
-from rebalance_lab.clients.assignors.java_hashmap import java_str_key
+from collections import defaultdict
+from itertools import islice
+from operator import itemgetter
+
+from rebalance_lab.clients.assignors.common import AssignorError, PartitionsPerTopic, partition_ids, topic_partitions
+from rebalance_lab.clients.assignors.java_hashmap import java_str_key, native_order_is_java
 from rebalance_lab.clients.assignors.sticky_racks import RackInfo
 from rebalance_lab.clients.assignors.types import TopicPartition
 
@@ -14,6 +18,10 @@ Lists = dict[str, list[TopicPartition]]
 def _kept_order(tp: TopicPartition) -> tuple[int, bytes]:
     # KAFKA-16277 (3.8.0): owned partitions sorted by partition number, then topic.
     return (tp.partition, java_str_key(tp.topic))
+
+
+# The same two orders as plain tuple keys, valid when Python's str order is Java's.
+_kept_order_native = itemgetter(1, 0)
 
 
 def _topic_then_partition(tp: TopicPartition) -> tuple[bytes, int]:
@@ -47,6 +55,7 @@ class ConstrainedBuilder:
         self.exact: list[str] = []  # unfilledMembersWithExactlyMinQuotaPartitions
         self.assigned: list[TopicPartition] = []
         self.transferring: dict[TopicPartition, str] = {}
+        self.native = native_order_is_java(ppt)  # owned topics are keys of ppt (step 0 filters)
 
     def build(self) -> Lists:
         for consumer, partitions in self.owned.items():
@@ -65,13 +74,17 @@ class ConstrainedBuilder:
     def _keep_owned(self, consumer: str, partitions: list[TopicPartition]) -> None:
         """Keep up to min/maxQuota owned partitions; the surplus is "maybe revoked"."""
         kept: list[TopicPartition] = []
-        for tp in partitions:
-            if self.racks.racks_mismatch(consumer, tp):
-                self.maybe_revoked[tp] = consumer
-            else:
-                kept.append(tp)
-        kept.sort(key=_kept_order)
-        kept = [tp for tp in kept if tp not in self.multi_owned]
+        if not self.racks.enabled:  # racks_mismatch is always False then
+            kept = list(partitions)
+        else:
+            for tp in partitions:
+                if self.racks.racks_mismatch(consumer, tp):
+                    self.maybe_revoked[tp] = consumer
+                else:
+                    kept.append(tp)
+        kept.sort(key=_kept_order_native if self.native else _kept_order)
+        if self.multi_owned:
+            kept = [tp for tp in kept if tp not in self.multi_owned]
         if len(kept) < self.min_quota:
             self._keep(consumer, kept, len(kept))
             self.under.append(consumer)
@@ -97,11 +110,16 @@ class ConstrainedBuilder:
         a kept id beyond the topic's count stalls it and Java then lists the rest as
         unassigned -- reproduced on purpose."""
         topics = sorted(self.ppt, key=java_str_key)
+        out: list[TopicPartition] = []
         if not self.assigned:
             # getAllTopicPartitions uses the metadata's partition ids.
-            return [TopicPartition(t, m.partition) for t in topics for m in self.ppt[t]]
+            for t in topics:
+                out.extend(topic_partitions(t, partition_ids(self.ppt[t])))
+            return out
+        fast = self._unassigned_by_difference(topics)
+        if fast is not None:
+            return fast
         kept = sorted(self.assigned, key=_topic_then_partition)
-        out: list[TopicPartition] = []
         pos, add_directly = 0, False
         for topic in topics:
             for i in range(len(self.ppt[topic])):
@@ -112,6 +130,28 @@ class ConstrainedBuilder:
                     pos += 1
                 else:
                     add_directly = True
+        return out
+
+    def _unassigned_by_difference(self, topics: list[str]) -> list[TopicPartition] | None:
+        """The merge walk's result when it cannot stall: kept partitions distinct and all within
+        0..count-1 of a known topic. Then it is a plain per-topic difference. ``None`` when
+        that does not hold (the caller walks as Java does)."""
+        kept: defaultdict[str, list[int]] = defaultdict(list)
+        for topic, partition in self.assigned:
+            kept[topic].append(partition)
+        if not self.ppt.keys() >= kept.keys():
+            return None
+        taken: dict[str, set[int]] = {}
+        for topic, ids in kept.items():
+            distinct = taken[topic] = set(ids)
+            if len(distinct) != len(ids) or min(ids) < 0 or max(ids) >= len(self.ppt[topic]):
+                return None
+        out: list[TopicPartition] = []
+        for topic in topics:
+            count = len(self.ppt[topic])
+            mine = taken.get(topic, set())
+            if len(mine) < count:
+                out.extend(topic_partitions(topic, (i for i in range(count) if i not in mine)))
         return out
 
     def _rack_aware_round_robin(self, unassigned: list[TopicPartition]) -> list[TopicPartition]:
@@ -158,33 +198,64 @@ class ConstrainedBuilder:
     def _round_robin(self, unassigned: list[TopicPartition]) -> None:
         """Java walks an ``Iterator`` over the under-minQuota list, restarting it when
         exhausted, and polls the head of the exactly-minQuota list once nobody is under."""
+        under, exact, assignment = self.under, self.exact, self.assignment
+        min_quota, max_quota = self.min_quota, self.max_quota
+        # _give inlined: nothing can be transferring unless something was revoked or multi-owned.
+        track = bool(self.maybe_revoked or self.multi_owned)
         it, last = 0, -1  # next index of the iterator, index of its last returned element
-        for tp in unassigned:
-            if it < len(self.under):
-                consumer, last, it = self.under[it], it, it + 1
-            elif not self.under and not self.exact:
+        start = 0 if track else self._full_passes(unassigned)
+        if start:
+            it, last = len(under), len(under) - 1  # where the iterator stands after whole passes
+        for tp in islice(unassigned, start, None):
+            if it < len(under):
+                consumer, last, it = under[it], it, it + 1
+            elif not under and not exact:
                 raise AssignorError("IllegalStateException", "No more unfilled consumers to be assigned.")
-            elif not self.under:
-                consumer = self.exact.pop(0)
+            elif not under:
+                consumer = exact.pop(0)
             else:
-                consumer, last, it = self.under[0], 0, 1
-            count = self._give(tp, consumer)
-            if count == self.min_quota:
+                consumer, last, it = under[0], 0, 1
+            partitions = assignment[consumer]
+            partitions.append(tp)
+            if track:
+                self._track_transfer(tp, consumer)
+            count = len(partitions)
+            if count == min_quota:
                 if last < 0:
                     raise AssignorError("IllegalStateException", "iterator remove() without next()")
-                del self.under[last]
+                del under[last]
                 it, last = it - 1, -1
-                self.exact.append(consumer)
-            elif count == self.max_quota:
+                exact.append(consumer)
+            elif count == max_quota:
                 self.current_over += 1
+
+    def _full_passes(self, unassigned: list[TopicPartition]) -> int:
+        """The round robin's leading whole passes over the under-minQuota list in which nobody
+        reaches minQuota (so no list, count or iterator event happens), done with strided
+        slices: the i-th member gets every n-th partition from the i-th on. Returns how many
+        partitions were given."""
+        under = self.under
+        n = len(under)
+        if not n:
+            return 0
+        passes = min(self.min_quota - 1 - max(len(self.assignment[c]) for c in under), len(unassigned) // n)
+        if passes <= 0:
+            return 0
+        end = passes * n
+        for i, consumer in enumerate(under):
+            self.assignment[consumer].extend(unassigned[i:end:n])
+        return end
 
     def _give(self, tp: TopicPartition, consumer: str) -> int:
         partitions = self.assignment[consumer]
         partitions.append(tp)
+        self._track_transfer(tp, consumer)
+        return len(partitions)
+
+    def _track_transfer(self, tp: TopicPartition, consumer: str) -> None:
         revoked_from = self.maybe_revoked.get(tp)
         if (revoked_from is not None and revoked_from != consumer) or tp in self.multi_owned:
             self.transferring[tp] = consumer
-        return len(partitions)
 
     def _verify_unfilled(self) -> None:
         if not self.under:

@@ -12,14 +12,16 @@ from bisect import bisect_left, insort
 from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 
-from rebalance_lab.clients.assignors.common import AssignorError, PartitionsPerTopic
+from rebalance_lab.clients.assignors.common import AssignorError, PartitionsPerTopic, partition_ids, topic_partitions
 from rebalance_lab.clients.assignors.java_hashmap import java_str_key
 from rebalance_lab.clients.assignors.partition_movements import PartitionMovements
 from rebalance_lab.clients.assignors.sticky_racks import RackInfo
 from rebalance_lab.clients.assignors.types import Subscription, TopicPartition
 
 Lists = dict[str, list[TopicPartition]]
+_topic_of = itemgetter(0)
 
 
 def _npe(what: str) -> AssignorError:
@@ -57,6 +59,16 @@ class SortedConsumers:
             return
         entry = (size, java_str_key(consumer), consumer)
         del self._entries[bisect_left(self._entries, entry)]
+
+    def entries(self) -> list[tuple[int, bytes, str]]:
+        """The live (size, key, consumer) list: read it, change it only through this class."""
+        return self._entries
+
+    def resize_at(self, index: int, size: int) -> None:
+        """``remove`` then ``add`` with a new size, for the entry at ``index``."""
+        _, key, consumer = self._entries.pop(index)
+        self._size_at_insert[consumer] = size
+        insort(self._entries, (size, key, consumer))
 
     def __iter__(self) -> Iterator[str]:
         # No copy: every caller stops iterating as soon as it changes the set.
@@ -99,7 +111,9 @@ class GeneralBuilder:
         self.current: Lists = {m: list(owned.get(m, [])) for m in members}
         self.owner: dict[TopicPartition, str] = {tp: m for m, tps in self.current.items() for tp in tps}
         sorted_topics = sorted(ppt, key=lambda t: (len(self.potential[t]), java_str_key(t)))
-        self.sorted_all = [TopicPartition(t, meta.partition) for t in sorted_topics for meta in ppt[t]]
+        self.sorted_all: list[TopicPartition] = []
+        for t in sorted_topics:
+            self.sorted_all.extend(topic_partitions(t, partition_ids(ppt[t])))
         self.sorted = SortedConsumers()
         self.movements = PartitionMovements()
         self.revocation_required = False
@@ -110,25 +124,33 @@ class GeneralBuilder:
         self._max_size: dict[str, int] = {}
         self._min_cache: dict[str, int] = {}
         self._min_version = -1
-        self._topic_owners: dict[str, Counter[str]] = {}
-        self._rebuild_topic_owners()
+        self._topic_owners: dict[str, dict[str, int]] = {}  # topic -> owner -> count; built by build()
 
     # -------------------------------------------------------------- state helpers
 
     def _rebuild_topic_owners(self) -> None:
         self._topic_owners = {}
         for m, tps in self.current.items():
-            for tp in tps:
-                self._topic_owners.setdefault(tp.topic, Counter())[m] += 1
+            for topic, count in Counter(map(_topic_of, tps)).items():
+                owners = self._topic_owners.get(topic)
+                if owners is None:
+                    owners = self._topic_owners[topic] = {}
+                owners[m] = count
 
     def _size(self, consumer: str | None) -> int:
         if consumer is None or consumer not in self.current:
             raise _npe(f"no current assignment for consumer {consumer!r}")
         return len(self.current[consumer])
 
+    def _count_owner(self, topic: str, consumer: str) -> None:
+        owners = self._topic_owners.get(topic)
+        if owners is None:
+            owners = self._topic_owners[topic] = {}
+        owners[consumer] = owners.get(consumer, 0) + 1
+
     def _append(self, consumer: str, tp: TopicPartition) -> None:
         self.current[consumer].append(tp)
-        self._topic_owners.setdefault(tp.topic, Counter())[consumer] += 1
+        self._count_owner(tp.topic, consumer)
         self.owner[tp] = consumer
         self.version += 1
 
@@ -163,6 +185,9 @@ class GeneralBuilder:
         """Drop owned partitions of vanished topics, unsubscribed topics or mismatched racks."""
         assigned: list[TopicPartition] = []
         for consumer, partitions in self.current.items():
+            if not self.racks.enabled and self.topic_sets[consumer].issuperset(map(_topic_of, partitions)):
+                assigned.extend(partitions)  # all still subscribed (so all exist): all kept
+                continue
             topics = self.subs[consumer].topics
             kept: list[TopicPartition] = []
             for tp in partitions:
@@ -183,6 +208,12 @@ class GeneralBuilder:
         potential-consumer count, topic, partition)."""
         if not assigned:
             return self.sorted_all
+        if not self.irregular:
+            # Partition ids are 0..count-1 and all owned ones in range: every assigned one is in
+            # sortedAllPartitions once, so if they are distinct the walk is a plain difference.
+            taken = set(assigned)
+            if len(taken) == len(assigned):
+                return [tp for tp in self.sorted_all if tp not in taken]
         assigned.sort(key=lambda tp: (len(self.potential[tp.topic]), java_str_key(tp.topic), tp.partition))
         out: list[TopicPartition] = []
         pos, add_directly = 0, False
@@ -228,23 +259,23 @@ class GeneralBuilder:
         """Give each partition to the first consumer in (size, id) order subscribing to it
         (and, in the rack pass, on one of its racks). The rack pass removes what it placed."""
         remaining: list[TopicPartition] = []
+        potential, topic_sets, current = self.potential, self.topic_sets, self.current
+        entries, resize_at = self.sorted.entries(), self.sorted.resize_at
+        mismatch = self.racks.racks_mismatch
         for tp in partitions:
             placed = False
-            if self.potential[tp.topic]:
-                placed = self._maybe_assign_partition(tp, rack_aware)
-            if not (rack_aware and placed):
+            topic = tp[0]
+            if potential[topic]:
+                for index, (_, _, consumer) in enumerate(entries):
+                    if topic in topic_sets[consumer] and not (rack_aware and mismatch(consumer, tp)):
+                        self._append(consumer, tp)
+                        resize_at(index, len(current[consumer]))
+                        placed = True
+                        break
+            if rack_aware and not placed:
                 remaining.append(tp)
         if rack_aware:
             partitions[:] = remaining
-
-    def _maybe_assign_partition(self, tp: TopicPartition, rack_aware: bool) -> bool:
-        for consumer in self.sorted:
-            if tp.topic in self.topic_sets[consumer] and not (rack_aware and self.racks.racks_mismatch(consumer, tp)):
-                self.sorted.remove(consumer)
-                self._append(consumer, tp)
-                self.sorted.add(consumer, len(self.current[consumer]))
-                return True
-        return False
 
     def _can_participate(self, consumer: str) -> bool:
         """A consumer short of its maximum, or holding a partition of a shared topic."""
@@ -372,7 +403,7 @@ class GeneralBuilder:
                 continue
             for topic in self.topics_of[consumer]:
                 if topic not in topic_max:
-                    owners = self._topic_owners.get(topic, Counter())
+                    owners = self._topic_owners.get(topic, {})
                     topic_max[topic] = max((self._size(o) for o in owners), default=0)
                 if topic_max[topic] > size + 1:
                     return False
