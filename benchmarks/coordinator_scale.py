@@ -34,8 +34,10 @@ from rebalance_lab.protocol.consumer_protocol import decode_subscription, encode
 JOIN, HEARTBEAT, SYNC = 11, 12, 14
 JOIN_V, SYNC_V, HEARTBEAT_V = 5, 3, 3
 MEMBER_ID_REQUIRED, REBALANCE_IN_PROGRESS = 79, 27
-TOPIC, PARTITIONS = "scale", 2000
-METADATA = encode_subscription(Subscription(topics=(TOPIC,)))
+TOPIC, PARTITIONS = "scale", 2000  # the big group's topic
+SMALL_TOPIC, SMALL_PARTITIONS = "small", 6  # each small group's topic
+METADATA = {t: encode_subscription(Subscription(topics=(t,))) for t in (TOPIC, SMALL_TOPIC)}
+COUNTS = {TOPIC: PARTITIONS, SMALL_TOPIC: SMALL_PARTITIONS}
 
 
 class Conn:
@@ -63,9 +65,9 @@ _PROTOCOL = codec.data_class(codec.request_type(JOIN), "JoinGroupRequestProtocol
 _ASSIGNMENT = codec.data_class(codec.request_type(SYNC), "SyncGroupRequestAssignment")
 
 
-async def join(conn: Conn, group: str, member_id: str = "") -> Any:
+async def join(conn: Conn, group: str, member_id: str = "", topic: str = TOPIC) -> Any:
     fields = dict(group_id=group, session_timeout_ms=60_000, rebalance_timeout_ms=60_000, group_instance_id=None,
-                  protocol_type="consumer", protocols=[_PROTOCOL(name="range", metadata=METADATA)])
+                  protocol_type="consumer", protocols=[_PROTOCOL(name="range", metadata=METADATA[topic])])
     response = await conn.call(JOIN, JOIN_V, member_id=member_id, **fields)
     if response.error_code == MEMBER_ID_REQUIRED:
         response = await conn.call(JOIN, JOIN_V, member_id=response.member_id, **fields)
@@ -76,18 +78,23 @@ async def join(conn: Conn, group: str, member_id: str = "") -> Any:
 
 def assign(response: Any) -> list[Any]:
     members = {m.member_id: decode_subscription(m.metadata) for m in response.members}
-    result = get_assignor("range").assign(ClusterView.of_counts({TOPIC: PARTITIONS}), GroupSubscription(members))
+    result = get_assignor("range").assign(ClusterView.of_counts(COUNTS), GroupSubscription(members))
     return [_ASSIGNMENT(member_id=m, assignment=encode_assignment(a)) for m, a in result.items()]
 
 
-async def join_and_sync(conn: Conn, group: str, member_id: str = "") -> tuple[str, int]:
-    response = await join(conn, group, member_id)
-    assignments = assign(response) if response.leader == response.member_id else []
-    synced = await conn.call(SYNC, SYNC_V, group_id=group, generation_id=response.generation_id,
-                             member_id=response.member_id, group_instance_id=None, assignments=assignments)
-    if synced.error_code != 0:
-        raise RuntimeError(f"SyncGroup failed with {synced.error_code}")
-    return response.member_id, response.generation_id
+async def join_and_sync(conn: Conn, group: str, member_id: str = "", topic: str = TOPIC) -> tuple[str, int]:
+    """Join and sync; rejoin as a real member would when a late member started another rebalance."""
+    for _attempt in range(20):
+        response = await join(conn, group, member_id, topic)
+        member_id = response.member_id
+        assignments = assign(response) if response.leader == response.member_id else []
+        synced = await conn.call(SYNC, SYNC_V, group_id=group, generation_id=response.generation_id,
+                                 member_id=member_id, group_instance_id=None, assignments=assignments)
+        if synced.error_code == 0:
+            return member_id, response.generation_id
+        if synced.error_code != REBALANCE_IN_PROGRESS:
+            raise RuntimeError(f"SyncGroup failed with {synced.error_code}")
+    raise RuntimeError(f"group {group} did not settle in 20 rounds")
 
 
 class Server:
@@ -95,6 +102,7 @@ class Server:
         exe = Path(sys.executable).with_name("rebalance-lab")
         self.proc = subprocess.Popen(
             [str(exe), "serve", "--port", "0", "--topic", f"{TOPIC}:{PARTITIONS}",
+             "--topic", f"{SMALL_TOPIC}:{SMALL_PARTITIONS}",
              "--initial-rebalance-delay-ms", str(delay_ms), "--offsets-topic-partitions", "1"],
             stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
@@ -137,7 +145,7 @@ async def many_groups(port: int, groups: int, in_flight: int) -> tuple[float, li
     async def worker(conns: list[Conn]) -> None:
         while not queue.empty():
             group = f"g{queue.get_nowait()}"
-            results = await asyncio.gather(*(join_and_sync(c, group) for c in conns))
+            results = await asyncio.gather(*(join_and_sync(c, group, topic=SMALL_TOPIC) for c in conns))
             members.extend((c, group, m, gen) for c, (m, gen) in zip(conns, results, strict=True))
 
     started = time.perf_counter()
