@@ -163,7 +163,9 @@ class KafkaPythonMember:
 
     def _run(self) -> None:
         while not self._stop.is_set():
-            self.consumer.poll(timeout_ms=50)
+            # Long polls: kafka-python 3.0.12 can stop heartbeating for good when a short poll times out
+            # while a JoinGroup/SyncGroup is in flight (a client bug, also seen against real brokers).
+            self.consumer.poll(timeout_ms=1000)
             with self._lock:
                 self._held = {(tp.topic, tp.partition) for tp in self.consumer.assignment()}
 
