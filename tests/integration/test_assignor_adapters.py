@@ -115,15 +115,28 @@ def check_against_java(oracle: JavaOracle, view: GroupView, layout: Layout = DEF
     return java
 
 
+def every_topic_assigned(view: GroupView) -> bool:
+    """False for a generation whose leader lacked metadata for a subscribed topic.
+
+    kafka-python's leader (like Java's) skips topics missing from its metadata snapshot and
+    rejoins once it learns them; that transient generation is not comparable with Java run on
+    the full cluster, so the tests wait past it.
+    """
+    subscribed = {t for m in view.members for p in m.protocols if p.name == view.protocol_name
+                  for t in consumer_protocol.decode_subscription(p.metadata).topics}
+    assigned = {t for parts in emulator_assignment(view).values() for t, _p in parts}
+    return subscribed <= assigned
+
+
 def stable_view(emu: Emulator, group: str, members: int, client_parts: Callable[[], list[set[tuple[str, int]]]],
                 after_generation: int = 0) -> GroupView:
-    """The group Stable with ``members`` members, every client holding what the emulator gave it."""
+    """The group Stable with ``members`` members, every topic assigned, every client holding what it was given."""
     deadline = time.monotonic() + DEADLINE_S
     last: Any = None
     while time.monotonic() < deadline:
         view = emu.group(group)
         if view is not None and view.state == "Stable" and len(view.members) == members \
-                and view.generation_id > after_generation:
+                and view.generation_id > after_generation and every_topic_assigned(view):
             given = sorted(sorted(parts) for parts in emulator_assignment(view).values())
             held = sorted(sorted(parts) for parts in client_parts())
             last = (view.generation_id, given, held)
@@ -263,7 +276,7 @@ def test_kafka_python_cooperative_sticky_two_phase_matches_java(java_oracle: Jav
             for m in members:
                 m.close()
         for view in seen.values():
-            if len(view.members) >= 2:
+            if len(view.members) >= 2 and every_topic_assigned(view):
                 check_against_java(java_oracle, view)
         assert three.generation_id in seen or len(seen) >= 1
 
