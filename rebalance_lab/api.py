@@ -281,30 +281,29 @@ class Emulator:
                        members: int | None = None, timeout: float = 30.0) -> GroupView:
         """Block until the group matches; raise TimeoutError naming what was last seen."""
         deadline = time.monotonic() + timeout
-        while True:
-            view = self.group(group_id)
-            if _matches(view, state, generation_at_least, members):
-                assert view is not None
-                return view
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"group {group_id!r} did not reach state={state} generation>="
-                                   f"{generation_at_least} members={members} in {timeout}s; last seen: "
-                                   f"{_summary(view)}")
+        while (view := self._matched(group_id, state, generation_at_least, members, deadline, timeout)) is None:
             time.sleep(0.02)
+        return view
 
     async def wait_for_group_async(self, group_id: str, *, state: str | None = None,
                                    generation_at_least: int | None = None, members: int | None = None,
                                    timeout: float = 30.0) -> GroupView:
         deadline = time.monotonic() + timeout
-        while True:
-            view = self.group(group_id)
-            if _matches(view, state, generation_at_least, members):
-                assert view is not None
-                return view
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"group {group_id!r} did not match in {timeout}s; last seen: {_summary(view)}")
+        while (view := self._matched(group_id, state, generation_at_least, members, deadline, timeout)) is None:
             await asyncio.sleep(0.02)
+        return view
 
+    def _matched(self, group_id: str, state: str | None, generation_at_least: int | None, members: int | None,
+                 deadline: float, timeout: float) -> GroupView | None:
+        """The group's view if it matches; None to keep waiting; TimeoutError past the deadline."""
+        view = self.group(group_id)
+        if _matches(view, state, generation_at_least, members):
+            return view
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"group {group_id!r} did not reach state={state} generation>="
+                               f"{generation_at_least} members={members} in {timeout}s; last seen: "
+                               f"{_summary(view)}")
+        return None
 
 def _matches(view: GroupView | None, state: str | None, generation_at_least: int | None,
              members: int | None) -> bool:
