@@ -133,6 +133,7 @@ def build_parser() -> _Parser:
     demo.add_argument("--record", default="demo-recording.jsonl", metavar="FILE",
                       help="where the coordinator's recording is written (default: %(default)s)")
     _add_diff(sub)
+    _add_export(sub)
     return parser
 
 
@@ -186,6 +187,45 @@ def _diff(args: argparse.Namespace) -> int:
     for line in comparison.diff:
         print(line)
     return 1
+
+
+def _add_export(sub: argparse._SubParsersAction[_Parser]) -> None:
+    from rebalance_lab.observe.formats import FORMATS
+
+    export = sub.add_parser(
+        "export", help="write a recording in a real Kafka format (broker log, dump-log, console JSON, client log)",
+        description="Render the events of a recording (serve --record) as the artifacts a production cluster "
+        "would have: " + "; ".join(f"{f.name}: {f.summary}" for f in FORMATS.values()) + ". Exit status: 0 "
+        "written, 2 usage or input error.",
+    )
+    export.add_argument("recording", metavar="RECORDING.jsonl", help="a recording (JSON Lines, rbl-event/1)")
+    export.add_argument("--as", dest="format", required=True, choices=list(FORMATS), metavar="FORMAT",
+                        help=f"the format to write: {', '.join(FORMATS)}")
+    export.add_argument("--out", required=True, metavar="FILE", help="where to write; - for standard output")
+    export.add_argument("--tz", metavar="ZONE",
+                        help="time zone of log timestamps, a zoneinfo name such as Europe/Berlin (default: UTC; "
+                        "broker and client logs only)")
+    export.add_argument("--broker-id", type=_non_negative, metavar="N",
+                        help="the broker id lines name (default: each event's coordinator; broker and client logs)")
+    export.add_argument("--noise", action="store_true",
+                        help="interleave unrelated broker lines, to test a parser's filtering (broker logs only)")
+
+
+def _export(args: argparse.Namespace) -> int:
+    from rebalance_lab.observe.export import ExportError, export_file
+    from rebalance_lab.observe.formats import FORMATS
+
+    given = {"tz": args.tz, "broker_id": args.broker_id, "noise": args.noise or None}
+    options = {name: value for name, value in given.items() if value is not None}
+    for name in sorted(set(options) - FORMATS[args.format].options):
+        print(f"rebalance-lab: error: --{name.replace('_', '-')} does not apply to {args.format}", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        export_file(args.recording, args.format, args.out, **options)
+    except ExportError as exc:
+        print(f"rebalance-lab: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    return 0
 
 
 def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
@@ -271,6 +311,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args.record)
     if args.command == "diff":
         return _diff(args)
+    if args.command == "export":
+        return _export(args)
     return EXIT_USAGE
 
 

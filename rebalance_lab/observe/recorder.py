@@ -4,7 +4,9 @@ Rows follow the canonical event schema (``docs/event-schema.md``,
 ``schema_version: "rbl-event/1"``). Subscription and assignment bytes of
 ``consumer``-protocol groups are decoded here, so a recording replays without
 our codec. A ``TOPIC_METADATA`` row is written for every topic change, since the
-what-if replay needs partition counts.
+what-if replay needs partition counts. Every group row also names the group's
+``__consumer_offsets`` partition and the broker coordinating it at that moment, the
+two columns a broker log line carries.
 """
 
 from __future__ import annotations
@@ -13,9 +15,10 @@ import json
 from datetime import UTC, datetime
 from typing import IO, Any
 
-from rebalance_lab.coordinator.cluster import TopicInfo
+from rebalance_lab.coordinator.cluster import OFFSETS_TOPIC, TopicInfo
 from rebalance_lab.coordinator.group.records import SCHEMA_VERSION, GenerationSnapshot, GroupRecord, MemberJoined
 from rebalance_lab.coordinator.group_service import service_of
+from rebalance_lab.coordinator.routing import partition_for
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.observe import decode
 
@@ -39,6 +42,8 @@ class JsonlRecorder:
 
     def on_record(self, record: GroupRecord) -> None:
         row = record.to_event()
+        if row.get("group_id") is not None:
+            row["broker_id"], row["coord_partition"] = coordinator_of(self._world, record.group_id)
         if isinstance(record, GenerationSnapshot):
             _decode_snapshot(row, record)
         elif isinstance(record, MemberJoined):
@@ -52,6 +57,21 @@ class JsonlRecorder:
             "event_type": "TOPIC_METADATA",
             "topic_partitions": {name: len(info.partitions) if info else 0},
         })
+
+
+def coordinator_of(world: World, group_id: str) -> tuple[int | None, int]:
+    """(coordinator broker id, offsets partition) as routing sees them, without creating the
+    offsets topic (``routing.coordinator_for`` would); the broker is None while the partition
+    has no live leader."""
+    partition = partition_for(group_id, world.config.group.offsets_topic_num_partitions)
+    overrides: dict[str, int] = world.services.get("coordinator_overrides", {})
+    if group_id in overrides:  # a moved coordinator (fault injection)
+        return overrides[group_id], partition
+    topic = world.cluster.topics.get(OFFSETS_TOPIC)
+    if topic is None or partition >= len(topic.partitions):
+        return None, partition
+    leader = topic.partitions[partition].leader
+    return (leader if leader >= 0 else None), partition
 
 
 def _decode_join(row: dict[str, Any], record: MemberJoined) -> None:
@@ -68,6 +88,7 @@ def _decode_snapshot(row: dict[str, Any], record: GenerationSnapshot) -> None:
         member["topics"] = sub["topics"] if sub else None
         member["owned"] = sub["owned"] if sub else None
         member["rack_id"] = sub["rack"] if sub else None
+        member["generation"] = sub["generation"] if sub else None  # the subscription's generationId, -1 if unset
         member["assignment"] = decode.assignment(snap.assignment, record.protocol_type)
         members.append(member)
     row["members"] = members

@@ -15,6 +15,7 @@ from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 
 from rebalance_lab.api import Emulator
+from rebalance_lab.coordinator.routing import partition_for
 
 COMMON = {"schema_version", "source", "source_ref", "seq", "ts", "ts_kind", "cluster_id", "group_id", "event_type"}
 
@@ -71,6 +72,23 @@ def test_a_recording_follows_the_event_schema_and_matches_what_the_clients_got(t
     recorded = {m["client_id"]: sorted(tp["partition"] for tp in m["assignment"]) for m in snapshot["members"]}
     assert recorded == got
     assert all(m["topics"] == ["rec"] for m in snapshot["members"])
+    assert all(m["generation"] == -1 for m in snapshot["members"])  # a first join sends no generation
+
+
+def test_group_rows_name_their_coordinator_and_rebalances_count_the_generation_being_formed(tmp_path: Path) -> None:
+    path = tmp_path / "rec.jsonl"
+    strategies = [[RangePartitionAssignor], [RangePartitionAssignor]]
+    with Emulator(topics=[("rec", 6)], record_path=str(path), initial_rebalance_delay_ms=200) as emu:
+        _run_group(emu, strategies)
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    group_rows = [r for r in rows if r["group_id"] == "g"]
+    assert {(r["broker_id"], r["coord_partition"]) for r in group_rows} == {(0, partition_for("g", 50))}
+    assert all("coord_partition" not in r for r in rows if r["event_type"] == "TOPIC_METADATA")
+    prepares = [r for r in group_rows if r["event_type"] == "REBALANCE_PREPARE"]
+    assert prepares[0]["prev_generation"] == 0 and prepares[0]["generation"] == 1
+    assert all(r["generation"] == r["prev_generation"] + 1 for r in prepares)
+    completes = [r["generation"] for r in group_rows if r["event_type"] == "JOIN_COMPLETE"]
+    assert completes[0] == prepares[0]["generation"]
 
 
 def test_explain_narrates_each_vote_the_winner_and_the_assignment() -> None:

@@ -145,7 +145,13 @@ class StaticMemberReplaced(GroupRecord):
 
 @dataclass(frozen=True)
 class RebalancePrepared(GroupRecord):
-    """``prepareRebalance``: why (Kafka's reason text and its §2.3 code) and from which state."""
+    """``prepareRebalance``: why (Kafka's reason text and its §2.3 code) and from which state.
+
+    ``generation`` is the group's generation when the rebalance starts (the "old generation"
+    of the broker's log line). The event row follows the canonical convention instead
+    (spec/replay-inputs.md §6.5, §7.1): ``prev_generation`` is that old generation and
+    ``generation`` the one being formed, old + 1.
+    """
 
     event_type: ClassVar[str] = "REBALANCE_PREPARE"
     reason: str
@@ -155,7 +161,8 @@ class RebalancePrepared(GroupRecord):
     initial_delay_ms: int | None  # set when the rebalance starts from Empty (§6)
 
     def fields(self) -> dict[str, Any]:
-        return {"reason_raw": self.reason, "reason_code": self.reason_code, "generation": self.generation}
+        return {"reason_raw": self.reason, "reason_code": self.reason_code,
+                "prev_generation": self.generation, "generation": self.generation + 1}
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,90 @@
+"""``rebalance-lab export``: a recording's events written in one of the real formats.
+
+Reads a recording (JSON Lines of ``rbl-event/1`` rows, ``docs/event-schema.md``), renders it
+with :mod:`rebalance_lab.observe.formats` and writes the lines to a file or standard output.
+Every problem with the input (a missing file, a line that is not a JSON object, another
+schema version, an unknown format, zone or option) is an :class:`ExportError` with a
+one-line message that names the file and line where there is one.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+from typing import IO, Any
+
+from rebalance_lab.observe.formats import FormatError, render
+
+_SCHEMA = re.compile(r"^rbl-event/1(?:\.\d+)*$")
+
+
+class ExportError(ValueError):
+    """The recording, the format or an option cannot be used."""
+
+
+def read_events(path: str | Path) -> list[dict[str, Any]]:
+    """Every row of a recording, in file order; blank lines are skipped."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            return [row for row in (_row(path, n, line) for n, line in enumerate(f, 1)) if row is not None]
+    except FileNotFoundError:
+        raise ExportError(f"no such recording: {path}") from None
+    except IsADirectoryError:
+        raise ExportError(f"{path} is a directory, not a recording") from None
+    except UnicodeDecodeError as exc:
+        raise ExportError(f"{path}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise ExportError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _row(path: str | Path, number: int, line: str) -> dict[str, Any] | None:
+    if not line.strip():
+        return None
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise ExportError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    if not isinstance(row, dict):
+        raise ExportError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
+    version = row.get("schema_version")
+    if not isinstance(version, str) or not _SCHEMA.match(version):
+        raise ExportError(f"{path}:{number}: schema_version {version!r} is not rbl-event/1")
+    return row
+
+
+def write_lines(lines: Iterable[str], out: IO[str]) -> int:
+    count = 0
+    for line in lines:
+        out.write(line + "\n")
+        count += 1
+    return count
+
+
+def export(events: list[dict[str, Any]], fmt: str, out: IO[str], **options: Any) -> int:
+    """Render ``events`` as ``fmt`` to ``out``; the number of lines written."""
+    try:
+        return write_lines(render(events, fmt, **options), out)
+    except FormatError as exc:
+        raise ExportError(str(exc)) from None
+
+
+def export_file(recording: str | Path, fmt: str, out_path: str, **options: Any) -> int:
+    """``rebalance-lab export``; ``out_path`` ``-`` is standard output. Everything is rendered
+    before anything is written, so a failed export leaves no partial file."""
+    events = read_events(recording)
+    try:
+        lines = list(render(events, fmt, **options))
+    except FormatError as exc:
+        raise ExportError(str(exc)) from None
+    if out_path == "-":
+        count = write_lines(lines, sys.stdout)
+        sys.stdout.flush()
+        return count
+    try:
+        with open(out_path, "w", encoding="utf-8") as out:
+            return write_lines(lines, out)
+    except OSError as exc:
+        raise ExportError(f"cannot write {out_path}: {exc.strerror or exc}") from None

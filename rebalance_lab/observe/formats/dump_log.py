@@ -1,0 +1,135 @@
+"""Canonical events -> ``kafka-dump-log.sh --files <segment> --offsets-decoder`` output, Kafka >= 3.8.
+
+One section per ``__consumer_offsets`` partition the groups live on, as dump-log prints
+each file it is given: ``Dumping <file>``, ``Log starting offset: 0``, then for each batch
+its header line (``baseOffset: ... crc: ... isvalid: true``) and its record line::
+
+    | offset: 0 CreateTime: 1740787202833 keySize: 10 valueSize: 188 sequence: -1 headerKeys: []
+      key: {"type":"2","data":{"group":"g"}} payload: {"version":"3","data":{...}}
+
+(one line in the output). The coordinator appends each group record in a batch of its own.
+Sizes, positions and CRCs are those of real v2 batches holding these records, so a parser
+that skips the header lines sees what it would on a broker's disk. Subscriptions and
+assignments of ``consumer`` groups are decoded JSON, as ``OffsetsMessageParser`` prints them.
+
+Rendered: ``GENERATION_SNAPSHOT`` (a GroupMetadata record; ``currentStateTimestamp`` = the
+generation's ``JOIN_COMPLETE`` time, ``CreateTime`` = the snapshot's ts), ``GROUP_EMPTY``
+after a join phase (an empty-group record, as Kafka writes at B4) and ``GROUP_DEAD`` (a
+tombstone, ``payload: <DELETE>``). Every other event type is skipped: the coordinator
+writes no GroupMetadata record for it (offset commits are not rendered).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import struct
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from rebalance_lab.coordinator.record_batch import crc32c
+from rebalance_lab.observe.formats._common import DEFAULT_OFFSETS_PARTITIONS, Event, coord_partition
+from rebalance_lab.observe.formats._offsets_records import (
+    KEY_VERSION,
+    VALUE_VERSION,
+    MemberRecord,
+    MetadataRecord,
+    RecordBuilder,
+    assignment_json,
+    subscription_json,
+    value_json,
+)
+from rebalance_lab.protocol.consumer_protocol import PROTOCOL_TYPE, ConsumerProtocolError
+
+DEFAULT_LOG_DIR = "/var/lib/kafka/data"
+_BATCH_OVERHEAD = 61  # DefaultRecordBatch.RECORD_BATCH_OVERHEAD
+_LOG_OVERHEAD = 12  # baseOffset + length
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _varint(value: int) -> bytes:
+    """A zig-zag varint (``ByteUtils.writeVarint``)."""
+    n = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def batch_bytes(key: bytes, value: bytes | None, base_offset: int, timestamp: int, leader_epoch: int) -> bytes:
+    """A magic v2 batch holding one uncompressed record, as the coordinator appends it."""
+    body = b"".join([b"\x00", _varint(0), _varint(0), _varint(len(key)), key,
+                     _varint(-1 if value is None else len(value)), value or b"", _varint(0)])
+    record = _varint(len(body)) + body
+    after_crc = struct.pack(">hiqqqhii", 0, 0, timestamp, timestamp, -1, -1, -1, 1) + record
+    length = _BATCH_OVERHEAD - _LOG_OVERHEAD + len(record)
+    return struct.pack(">qiibI", base_offset, length, leader_epoch, 2, crc32c(after_crc)) + after_crc
+
+
+def _member_fields(member: MemberRecord, protocol_type: str) -> dict[str, Any]:
+    """Decoded for ``consumer`` groups; base64 where decoding fails or the type is another."""
+    if protocol_type == PROTOCOL_TYPE:
+        try:
+            return {"subscription": subscription_json(member.subscription),
+                    "assignment": assignment_json(member.assignment)}
+        except ConsumerProtocolError:
+            pass
+    return {"subscription": base64.b64encode(member.subscription).decode(),
+            "assignment": base64.b64encode(member.assignment).decode()}
+
+
+def key_text(record: MetadataRecord) -> str:
+    return _json({"type": str(KEY_VERSION), "data": {"group": record.group_id}})
+
+
+def payload_text(record: MetadataRecord) -> str:
+    if record.value is None:
+        return "<DELETE>"
+    return _json({"version": str(VALUE_VERSION), "data": value_json(record, _member_fields)})
+
+
+class _Segment:
+    """One partition's segment file, dumped from offset 0."""
+
+    def __init__(self, path: str, leader_epoch: int) -> None:
+        self.path = path
+        self.leader_epoch = leader_epoch
+        self.lines: list[str] = [f"Dumping {path}", "Log starting offset: 0"]
+        self._offset = 0
+        self._position = 0
+
+    def append(self, record: MetadataRecord) -> None:
+        key, value, ts = record.key_bytes(), record.value_bytes(), record.create_time
+        batch = batch_bytes(key, value, self._offset, ts, self.leader_epoch)
+        crc = struct.unpack_from(">I", batch, 17)[0]
+        self.lines.append(
+            f"baseOffset: {self._offset} lastOffset: {self._offset} count: 1 baseSequence: -1 lastSequence: -1 "
+            f"producerId: -1 producerEpoch: -1 partitionLeaderEpoch: {self.leader_epoch} isTransactional: false "
+            f"isControl: false deleteHorizonMs: OptionalLong.empty position: {self._position} CreateTime: {ts} "
+            f"size: {len(batch)} magic: 2 compresscodec: none crc: {crc} isvalid: true")
+        self.lines.append(
+            f"| offset: {self._offset} CreateTime: {ts} keySize: {len(key)} "
+            f"valueSize: {-1 if value is None else len(value)} sequence: -1 headerKeys: [] "
+            f"key: {key_text(record)} payload: {payload_text(record)}")
+        self._offset += 1
+        self._position += len(batch)
+
+
+def render(events: Iterable[Event], *, log_dir: str = DEFAULT_LOG_DIR,
+           offsets_partitions: int = DEFAULT_OFFSETS_PARTITIONS, leader_epoch: int = 0) -> Iterator[str]:
+    """dump-log output for the group records ``events`` imply, one section per offsets partition
+    (in order of first appearance)."""
+    segments: dict[int, _Segment] = {}
+    for record in RecordBuilder().records(events):
+        partition = coord_partition(record.event, offsets_partitions)
+        if partition not in segments:
+            path = f"{log_dir.rstrip('/')}/__consumer_offsets-{partition}/00000000000000000000.log"
+            segments[partition] = _Segment(path, leader_epoch)
+        segments[partition].append(record)
+    for segment in segments.values():
+        yield from segment.lines
