@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import gzip
 import io
+import itertools
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,17 +70,24 @@ def open_text(path: str | Path) -> IO[str]:
     return io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
 
 
-SNIFF_LINES = 50
+# A broker's server.log can open with a multi-line KafkaConfig dump of a few hundred lines before the first
+# complete envelope; the sniffers need to see past it.
+SNIFF_LINES = 1000
 
 
 def detect(lines: list[str]) -> str:
-    """The format of an input from its first lines; raises :class:`UnknownFormatError`."""
+    """The format of an input from its first lines; raises :class:`UnknownFormatError`.
+
+    The sniffers are mutually exclusive (each sample format is tested against all of them), so
+    the registry's order does not matter.
+    """
     _load()
     for fmt in FORMATS.values():
         if fmt.sniff(lines):
             return fmt.name
     sample = next((line.strip() for line in lines if line.strip()), "")
-    raise UnknownFormatError(f"cannot tell the format from the first lines (first: {sample[:120]!r}); "
+    seen = f"first: {sample[:120]!r}" if sample else "the input is empty"
+    raise UnknownFormatError(f"cannot tell the format from the first lines ({seen}); "
                              f"pass --format ({', '.join(sorted(FORMATS))})")
 
 
@@ -87,21 +96,29 @@ def parse_file(path: str | Path, fmt: str, ctx: SourceContext) -> Iterator[dict[
     _load()
     ctx.report.files += 1
     with open_text(path) as stream:
-        head = [stream.readline() for _ in range(SNIFF_LINES)]
+        lines = _readable(stream, ctx)
+        head = list(itertools.islice(lines, SNIFF_LINES))
         name = detect(head) if fmt == "auto" else fmt
         if name not in FORMATS:
             raise UnknownFormatError(f"unknown format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
-        lines = _chain(head, stream)
-        yield from FORMATS[name].parse(lines, ctx)
+        yield from FORMATS[name].parse(itertools.chain(head, lines), ctx)
 
 
-def _chain(head: list[str], rest: IO[str]) -> Iterator[str]:
-    for line in head:
-        if line:
-            yield line
-    yield from rest
+def _readable(stream: IO[str], ctx: SourceContext) -> Iterator[str]:
+    """The stream's lines up to where it cannot be read any more: a truncated or corrupt ``.gz``
+    (a rotated log copied while being written) ends the input with one unparsable entry, not an error."""
+    try:
+        yield from stream
+    except (EOFError, OSError, zlib.error) as exc:
+        ctx.report.unparsable(ctx.name, "unreadable input (truncated or corrupt gzip?)", f"{type(exc).__name__}: {exc}")
 
 
 def _load() -> None:
     """Import the adapter modules (each registers itself)."""
-    from rebalance_lab.replay.sources import emulator  # noqa: F401
+    from rebalance_lab.replay.sources import (  # noqa: F401
+        broker_log,
+        client_log,
+        console_json,
+        dump_log,
+        emulator,
+    )
