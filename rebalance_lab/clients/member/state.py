@@ -95,6 +95,9 @@ class MemberState:
         self.owned: tuple[TopicPartition, ...] = ()
         self.assignment_raw = b""
         self.has_assignment = False
+        # what Java's assignors keep from onAssignment: the last assignment and its generation
+        self.last_assignment: tuple[TopicPartition, ...] = ()
+        self.last_assignment_generation = -1
         self.failure: ErrorCode | None = None
         self._revoked_before_join: tuple[TopicPartition, ...] = ()
 
@@ -132,7 +135,9 @@ class MemberState:
         if self.raw_protocols is not None:
             return self.raw_protocols
         assert self.subscription is not None
-        return build_protocols(self.subscription, self.owned, self.generation_id, self.has_assignment)
+        return build_protocols(self.subscription, self.owned, self.generation_id, self.has_assignment,
+                               last_assignment=self.last_assignment,
+                               last_assignment_generation=self.last_assignment_generation)
 
     def join_call(self, reason: str | None = None) -> c.JoinGroupCall:
         """The JoinGroup to send now (also used to retry after a back-off or rediscovery)."""
@@ -234,6 +239,7 @@ class MemberState:
         self._move(Phase.STABLE)
         self.assignment_raw = result.assignment
         self.has_assignment = True
+        self.last_assignment, self.last_assignment_generation = partitions, self.generation_id
         self.owned = partitions
         if self.cooperative:
             revoked = tuple(tp for tp in previous if tp not in set(partitions))
@@ -293,6 +299,7 @@ class MemberState:
         self._reset_generation(forget_member_id=True)
         self.owned = ()
         self.has_assignment = False
+        self.last_assignment, self.last_assignment_generation = (), -1
         self.assignment_raw = b""
         self._revoked_before_join = ()
         self._move(Phase.UNJOINED)

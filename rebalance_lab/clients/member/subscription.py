@@ -46,14 +46,25 @@ def build_protocols(
     owned: Sequence[TopicPartition],
     generation: int,
     has_assignment: bool,
+    *,
+    last_assignment: Sequence[TopicPartition] | None = None,
+    last_assignment_generation: int | None = None,
 ) -> tuple[tuple[str, bytes], ...]:
     """One (name, subscription bytes) per assignor. Java puts the generation into the
-    subscription (v2+, KIP-792) and the owned partitions (v1+, KIP-429)."""
+    subscription (v2+, KIP-792) and the owned partitions (v1+, KIP-429).
+
+    The user data comes from what the assignor kept in ``onAssignment``: the last assignment
+    received and its generation (``last_assignment``/``last_assignment_generation``, default
+    ``owned``/``generation``). They differ from ``owned`` for an eager member, which has
+    revoked everything before it joins (``StickyAssignor`` still sends its previous
+    assignment), and from ``generation`` after a generation that was joined but never synced."""
+    data_partitions = owned if last_assignment is None else last_assignment
+    data_generation = generation if last_assignment_generation is None else last_assignment_generation
     entries: list[tuple[str, bytes]] = []
     for name in spec.assignors:
         subscription = Subscription(
             topics=spec.topics,
-            user_data=user_data_for(name, owned, generation, has_assignment),
+            user_data=user_data_for(name, data_partitions, data_generation, has_assignment),
             owned_partitions=tuple(owned),
             generation_id=generation if generation >= 0 else None,
             rack_id=spec.rack_id,
