@@ -1,0 +1,81 @@
+"""Partition counts per topic at a moment: ``TOPIC_METADATA`` first, else inferred (spec §7.4).
+
+A cluster's ``TOPIC_METADATA`` events are the same list for every group of that cluster
+(the Spark pipeline broadcasts it), so the index over them is built once per list and
+reused: :func:`index_for` keeps the last list it indexed, compared by identity.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+
+class TopicCounts:
+    """``topic -> [(ts, count)]`` sorted by time; a count of 0 means the topic was deleted."""
+
+    def __init__(self, topic_events: Iterable[dict[str, Any]]) -> None:
+        changes: dict[str, list[tuple[int, int]]] = {}
+        for event in topic_events:
+            counts = event.get("topic_partitions")
+            if not counts:
+                continue
+            items = counts.items() if isinstance(counts, Mapping) else counts
+            for topic, count in items:
+                changes.setdefault(topic, []).append((event["ts"], int(count)))
+        self._times: dict[str, list[int]] = {}
+        self._counts: dict[str, list[int]] = {}
+        for topic, rows in changes.items():
+            rows.sort()
+            self._times[topic] = [ts for ts, _ in rows]
+            self._counts[topic] = [count for _, count in rows]
+
+    def at(self, topic: str, ts: int) -> int | None:
+        """The latest count at or before ``ts``; None if the metadata says nothing yet."""
+        times = self._times.get(topic)
+        if times is None:
+            return None
+        i = bisect_right(times, ts)
+        return self._counts[topic][i - 1] if i else None
+
+
+_last: tuple[object, TopicCounts] | None = None
+
+
+def index_for(topic_events: list[dict[str, Any]]) -> TopicCounts:
+    """The index of ``topic_events``, reused while the caller passes the same list object."""
+    global _last
+    if _last is not None and _last[0] is topic_events:
+        return _last[1]
+    index = TopicCounts(topic_events)
+    _last = (topic_events, index)
+    return index
+
+
+class Inferred:
+    """The highest partition seen so far per topic (+1), from recorded assignments and owned lists."""
+
+    def __init__(self) -> None:
+        self.seen: dict[str, int] = {}
+
+    def add(self, partitions: Iterable[tuple[str, int]]) -> None:
+        seen = self.seen
+        for topic, partition in partitions:
+            if partition >= seen.get(topic, 0):
+                seen[topic] = partition + 1
+
+
+def counts_at(topics: Iterable[str], ts: int | None, metadata: TopicCounts, inferred: Inferred) -> dict[str, int]:
+    """Partition count per topic as a leader would have seen it at ``ts``: the metadata's, raised to what
+    the recorded assignments prove exists (a partition that was assigned exists). Topics with no count
+    at all are left out, as Java's assignors skip topics without metadata."""
+    result: dict[str, int] = {}
+    for topic in topics:
+        known = metadata.at(topic, ts) if ts is not None else None
+        if known == 0:
+            continue  # deleted at that time
+        count = max(known or 0, inferred.seen.get(topic, 0))
+        if count > 0:
+            result[topic] = count
+    return result

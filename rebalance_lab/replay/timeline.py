@@ -1,0 +1,491 @@
+"""One group's events in causal order, folded into generations (spec/replay-inputs.md §6.5, §7.2).
+
+The fold is keyed by the generation number, never by position, so evidence of one
+generation from several sources (a broker log, a ``__consumer_offsets`` dump, client
+logs, an emulator recording) merges into one :class:`Generation` whatever order the
+lines arrived in:
+
+* ``t_prepare``: the first ``REBALANCE_PREPARE`` that forms the generation. A prepare
+  carries ``prev_generation`` (the broker line's "old generation") and forms
+  ``prev_generation + 1``; an event without ``prev_generation`` is the emulator's
+  older shape, whose ``generation`` *was* the old generation.
+* ``t_join_done``: ``JOIN_COMPLETE`` (B2) or ``GROUP_EMPTY`` (B4), else a snapshot
+  whose time is a ``currentStateTimestamp`` (``ts_kind == "current_state"``, §4.4).
+* ``t_sync_done``: ``SYNC_LEADER_ASSIGNMENT`` (B3), else the ``GENERATION_SNAPSHOT``'s
+  record time, else (an empty group) the join time.
+* members, assignment, protocol and leader: the snapshot, else the leader's client log
+  (``CLIENT_LEADER_ASSIGNMENT``), else the membership rebuilt from member events
+  (without assignments).
+
+Same-timestamp ties are broken by a causal rank (§6.5: leave/expiry, prepare, join,
+stabilized, sync, empty), then by source and the source's own sequence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+Event = dict[str, Any]
+TP = tuple[str, int]  # (topic, partition); the assignors' TopicPartition is one too
+Assignment = dict[str, tuple[TP, ...]]
+Owners = dict[TP, "Member"]
+
+#: Same-millisecond order (§6.5). Unlisted types (faults, KIP-848) sort with the membership events.
+RANK: dict[str, int] = {
+    "GROUP_LOADED": 0, "TOPIC_METADATA": 0,
+    "MEMBER_LEFT": 1, "MEMBER_SESSION_EXPIRED": 1, "PENDING_MEMBER_EXPIRED": 1, "CLIENT_POLL_TIMEOUT": 1,
+    "CLIENT_PARTITIONS_REVOKED": 1, "CLIENT_PARTITIONS_LOST": 1, "MEMBER_JOIN_REQUEST": 1, "MEMBER_JOINED": 1,
+    "STATIC_MEMBER_REPLACED": 1, "STATIC_MEMBER_REJOINED": 1, "CLIENT_JOIN_START": 1,
+    "REBALANCE_PREPARE": 2,
+    "MEMBERS_DROPPED_NOT_REJOINED": 3,
+    "JOIN_COMPLETE": 4, "CLIENT_JOINED": 4,
+    "SYNC_LEADER_ASSIGNMENT": 5, "CLIENT_LEADER_ASSIGNMENT": 5,
+    "GENERATION_SNAPSHOT": 6, "GROUP_EMPTY": 6, "CLIENT_SYNCED": 6,
+    "CLIENT_PARTITIONS_ASSIGNED": 7,
+    "GROUP_UNLOADED": 8, "GROUP_DEAD": 8,
+}
+_DEFAULT_RANK = 1
+COOPERATIVE_PROTOCOLS = frozenset({"cooperative-sticky"})
+_LOG_SOURCES = frozenset({"broker_log", "client_log", "emulator"})
+_DEPARTURES = frozenset({"MEMBER_LEFT", "MEMBER_SESSION_EXPIRED"})
+
+
+def sort_key(event: Event) -> tuple[int, int, str, int, str, str]:
+    """Time, causal rank, source, the source's sequence; then where it came from, so that the order
+    is total (two files of one source both start at seq 1) and independent of the input order."""
+    return (event["ts"], RANK.get(event["event_type"], _DEFAULT_RANK), event.get("source") or "",
+            event.get("seq") or 0, event.get("source_ref") or "", event["event_type"])
+
+
+def ordered(events: Iterable[Event]) -> list[Event]:
+    return sorted(events, key=sort_key)
+
+
+@dataclass(slots=True)
+class Member:
+    """One member of a generation, as its snapshot (or the best other source) shows it."""
+
+    member_id: str
+    group_instance_id: str | None = None
+    client_id: str | None = None
+    client_host: str | None = None
+    rack_id: str | None = None
+    session_timeout_ms: int | None = None
+    topics: tuple[str, ...] | None = None
+    owned_rows: list[dict[str, Any]] | None = None  # the subscription's owned partitions as recorded
+    sub_generation: int | None = None  # the subscription's generationId (-1: none sent); None: not recorded
+    assignment: tuple[TP, ...] | None = None
+    #: who owns a partition across a static replacement: the instance id, else the member id
+    key: str = ""
+    owned_cache: tuple[TP, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            self.key = self.group_instance_id if self.group_instance_id is not None else self.member_id
+
+    @property
+    def owned(self) -> tuple[TP, ...] | None:
+        """The owned partitions the member sent (read on first use: only the cooperative protocol needs them)."""
+        if self.owned_cache is None and self.owned_rows is not None:
+            self.owned_cache = tps(self.owned_rows)
+        return self.owned_cache
+
+
+@dataclass(slots=True)
+class Generation:
+    generation: int
+    t_prepare: int | None = None
+    prepare: Event | None = None
+    t_join_done: int | None = None
+    t_sync: int | None = None
+    t_snapshot: int | None = None
+    leader_id: str | None = None
+    protocol_type: str | None = None
+    protocol: str | None = None
+    group_kind: str | None = None
+    n_members: int | None = None
+    n_static: int | None = None
+    member_rows: list[Event] | None = None  # the MEMBER structs of the group_generations row
+    members: list[Member] | None = None  # None: membership unknown
+    members_from: str | None = None  # "snapshot" | "client" | "events"
+    fallback: list[Member] | None = None  # the membership member events had built at join/sync time
+    owners_cache: tuple[Owners | None] | None = None
+    empty: bool = False
+    trigger_codes: list[str] = field(default_factory=list)
+    has_log: bool = False
+    has_snapshot: bool = False
+    sources: set[str] = field(default_factory=set)
+    episode_id: int | None = None
+
+    @property
+    def t_sync_done(self) -> int | None:
+        if self.t_sync is not None:
+            return self.t_sync
+        if self.t_snapshot is not None:
+            return self.t_snapshot
+        return self.t_join_done if self.empty else None
+
+    @property
+    def completed(self) -> bool:
+        return self.t_sync is not None or self.has_snapshot or self.empty
+
+    @property
+    def assignment(self) -> Assignment | None:
+        """Member id -> partitions, when every member's assignment is known (an empty group: {})."""
+        if self.empty and not self.members:
+            return {}
+        if not self.members or any(m.assignment is None for m in self.members):
+            return None
+        return {m.member_id: m.assignment or () for m in self.members}
+
+    def owners(self) -> Owners | None:
+        """Partition -> owning member, when every member's assignment is known (computed once)."""
+        if self.owners_cache is None:
+            self.owners_cache = (self._owners(),)
+        return self.owners_cache[0]
+
+    def _owners(self) -> Owners | None:
+        if self.members is None or any(m.assignment is None for m in self.members):
+            return {} if self.empty else None
+        owners: Owners = {}
+        for member in self.members:
+            for tp in member.assignment or ():
+                owners[tp] = member
+        return owners
+
+    @property
+    def cooperative(self) -> bool:
+        return self.protocol in COOPERATIVE_PROTOCOLS
+
+
+@dataclass
+class Timeline:
+    """Everything the derived tables need from one group's events."""
+
+    events: list[Event]
+    generations: dict[int, Generation]
+    member_events: list[Event] = field(default_factory=list)  # joins, leaves, expiries, static replacements
+    client_partitions: list[Event] = field(default_factory=list)  # CLIENT_PARTITIONS_REVOKED/ASSIGNED/LOST
+    coordinator_events: list[Event] = field(default_factory=list)  # GROUP_LOADED / GROUP_UNLOADED
+    directory: dict[str, Member] = field(default_factory=dict)  # every member id seen -> what is known of it
+    static_rejoined: list[Event] = field(default_factory=list)  # STATIC_MEMBER_REJOINED ("no rebalance")
+    group_kind: str | None = None
+
+    def sorted_generations(self) -> list[Generation]:
+        return [self.generations[n] for n in sorted(self.generations)]
+
+
+# --- conversions ----------------------------------------------------------------------------------------------------
+
+def tps(values: Iterable[dict[str, Any]] | None) -> tuple[TP, ...] | None:
+    if values is None:
+        return None
+    return tuple([(v["topic"], v["partition"]) for v in values])
+
+
+def member_of(row: dict[str, Any]) -> Member:
+    """A snapshot's (or a leader's client log) MEMBER struct."""
+    get = row.get
+    topics = get("topics")
+    assignment = get("assignment")
+    instance = get("group_instance_id")
+    member_id = row["member_id"]
+    return Member(
+        member_id, instance, get("client_id"), get("client_host"), get("rack_id"), get("session_timeout_ms"),
+        tuple(topics) if topics is not None else None, get("owned"), get("generation"),
+        tuple([(v["topic"], v["partition"]) for v in assignment]) if assignment is not None else None,
+        instance if instance is not None else member_id,
+    )
+
+
+def prepare_target(event: Event) -> int | None:
+    """The generation a prepare forms (see the module docstring for the two shapes)."""
+    prev = event.get("prev_generation")
+    if prev is not None:
+        return int(prev) + 1
+    old = event.get("generation")
+    return int(old) + 1 if old is not None else None
+
+
+# --- the fold -------------------------------------------------------------------------------------------------------
+
+class _Fold:
+    def __init__(self, events: list[Event]) -> None:
+        self.t = Timeline(events=events, generations={})
+        self.current: dict[str, Member] = {}  # membership rebuilt from member events (the fallback)
+        self.last_target = 0
+
+    def gen(self, number: int, event: Event) -> Generation:
+        g = self.t.generations.get(number)
+        if g is None:
+            g = self.t.generations[number] = Generation(number)
+        source = event.get("source")
+        if source:
+            g.sources.add(source)
+        if g.group_kind is None:
+            g.group_kind = event.get("group_kind")
+        return g
+
+    def run(self) -> Timeline:
+        handlers = self.handlers()
+        for event in self.t.events:
+            handler = handlers.get(event["event_type"])
+            if handler is not None:
+                handler(event)
+        self.t.group_kind = next((e["group_kind"] for e in self.t.events if e.get("group_kind")), None)
+        return self.t
+
+    def handlers(self) -> dict[str, Callable[[Event], None]]:
+        return {
+            "REBALANCE_PREPARE": self.prepare,
+            "JOIN_COMPLETE": self.join_complete,
+            "SYNC_LEADER_ASSIGNMENT": self.sync,
+            "GROUP_EMPTY": self.empty,
+            "GENERATION_SNAPSHOT": self.snapshot,
+            "CLIENT_LEADER_ASSIGNMENT": self.client_leader,
+            "CLIENT_JOINED": self.client_joined,
+            "MEMBER_JOINED": self.joined,
+            "MEMBER_JOIN_REQUEST": self.join_request,
+            "STATIC_MEMBER_REPLACED": self.replaced,
+            "STATIC_MEMBER_REJOINED": self.static_rejoined,
+            "MEMBER_LEFT": self.departed,
+            "MEMBER_SESSION_EXPIRED": self.departed,
+            "MEMBERS_DROPPED_NOT_REJOINED": self.dropped,
+            "CLIENT_PARTITIONS_REVOKED": self.t.client_partitions.append,
+            "CLIENT_PARTITIONS_ASSIGNED": self.t.client_partitions.append,
+            "CLIENT_PARTITIONS_LOST": self.t.client_partitions.append,
+            "GROUP_LOADED": self.t.coordinator_events.append,
+            "GROUP_UNLOADED": self.t.coordinator_events.append,
+        }
+
+    # -- coordinator lifecycle -------------------------------------------------------------------------------------
+
+    def prepare(self, e: Event) -> None:
+        target = prepare_target(e)
+        if target is None:
+            target = self.last_target + 1
+        self.last_target = max(self.last_target, target)
+        g = self.gen(target, e)
+        g.has_log = g.has_log or e.get("source") in _LOG_SOURCES
+        if g.t_prepare is None or e["ts"] < g.t_prepare:
+            g.t_prepare, g.prepare = e["ts"], e
+        code = e.get("reason_code")
+        if code and code not in g.trigger_codes:
+            g.trigger_codes.append(code)
+
+    def _coordinator_line(self, e: Event) -> Generation | None:
+        number = e.get("generation")
+        if number is None or number <= 0:
+            return None
+        self.last_target = max(self.last_target, number)
+        g = self.gen(number, e)
+        g.has_log = True
+        _fill(g, e)
+        return g
+
+    def join_complete(self, e: Event) -> None:
+        g = self._coordinator_line(e)
+        if g is None:
+            return
+        if g.t_join_done is None or e["ts"] < g.t_join_done:
+            g.t_join_done = e["ts"]
+        if g.n_members is None:
+            g.n_members, g.n_static = e.get("n_members"), e.get("n_static")
+        self._members_from_events(g)
+
+    def sync(self, e: Event) -> None:
+        g = self._coordinator_line(e)
+        if g is None:
+            return
+        if g.t_sync is None or e["ts"] < g.t_sync:
+            g.t_sync = e["ts"]
+        self._members_from_events(g)
+
+    def empty(self, e: Event) -> None:
+        self.current.clear()
+        g = self._coordinator_line(e)  # generation 0 is the group's creation, not a rebalance
+        if g is None:
+            return
+        g.empty = True
+        if g.t_join_done is None or e["ts"] < g.t_join_done:
+            g.t_join_done = e["ts"]
+        g.n_members, g.n_static = 0, 0
+        if g.members is None or g.members_from == "events":
+            g.members, g.member_rows, g.members_from = [], [], "events"
+
+    def snapshot(self, e: Event) -> None:
+        number = e.get("generation")
+        if number is None or number <= 0:
+            return
+        g = self.gen(number, e)
+        _fill(g, e)
+        if e.get("ts_kind") == "current_state":
+            if g.t_join_done is None:
+                g.t_join_done = e["ts"]
+        elif g.t_snapshot is None or e["ts"] < g.t_snapshot:
+            g.t_snapshot = e["ts"]
+        g.has_snapshot = True
+        rows = e.get("members")
+        if rows is not None and _richer(g, rows):
+            g.members = [member_of(r) for r in rows]
+            g.member_rows, g.members_from = rows, "snapshot"
+            g.n_members = len(rows)
+            g.n_static = sum(1 for r in rows if r.get("group_instance_id") is not None)
+            directory = self.t.directory
+            for m in g.members:
+                if m.member_id not in directory:
+                    self._learn(m)
+        if not rows and g.members is None:
+            g.empty = True
+
+    # -- client evidence -------------------------------------------------------------------------------------------
+
+    def client_leader(self, e: Event) -> None:
+        number = e.get("generation")
+        if number is None or number <= 0:
+            return
+        g = self.gen(number, e)
+        _fill(g, e)
+        rows = e.get("members")
+        if rows and (g.members is None or g.members_from == "events"):
+            g.members = [member_of(r) for r in rows]
+            g.member_rows, g.members_from = rows, "client"
+            if g.n_members is None:
+                g.n_members = len(rows)
+
+    def client_joined(self, e: Event) -> None:
+        number = e.get("generation")
+        if number is None or number <= 0:
+            return
+        g = self.gen(number, e)
+        if g.protocol is None:
+            g.protocol = e.get("protocol")
+        member_id = e.get("member_id")
+        if member_id:
+            known = self.t.directory.setdefault(member_id, Member(member_id))
+            known.client_id = known.client_id or e.get("client_id")
+
+    # -- membership ------------------------------------------------------------------------------------------------
+
+    def joined(self, e: Event) -> None:
+        self.t.member_events.append(e)
+        if e.get("member_id"):
+            member = _member_from_event(e)
+            self._learn(member)
+            self.current[member.member_id] = member
+
+    def join_request(self, e: Event) -> None:
+        member_id = e.get("member_id")
+        if member_id and member_id not in self.t.directory:
+            self._learn(_member_from_event(e))
+
+    def replaced(self, e: Event) -> None:
+        """A static member's new member id (the Scala broker line names only the old one)."""
+        self.t.member_events.append(e)
+        old = replaced_id(e)
+        previous = self.current.pop(old, None) if old else None
+        if not e.get("member_id"):
+            return
+        new = _member_from_event(e)
+        if previous is not None:
+            new.client_id = new.client_id or previous.client_id
+            new.client_host = new.client_host or previous.client_host
+            new.topics = new.topics or previous.topics
+            new.session_timeout_ms = new.session_timeout_ms or previous.session_timeout_ms
+        self._learn(new)
+        self.current[new.member_id] = new
+
+    def static_rejoined(self, e: Event) -> None:
+        self.t.static_rejoined.append(e)
+
+    def departed(self, e: Event) -> None:
+        self.t.member_events.append(e)
+        member_id = e.get("member_id")
+        if member_id:
+            self.current.pop(member_id, None)
+
+    def dropped(self, e: Event) -> None:
+        self.t.member_events.append(e)
+        for member_id in (e.get("raw") or "").split(","):
+            self.current.pop(member_id.strip(), None)
+
+    def _learn(self, m: Member) -> None:
+        known = self.t.directory.get(m.member_id)
+        if known is None:
+            self.t.directory[m.member_id] = Member(
+                m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rack_id, m.session_timeout_ms,
+                m.topics)
+            return
+        known.group_instance_id = known.group_instance_id or m.group_instance_id
+        known.client_id = known.client_id or m.client_id
+        known.client_host = known.client_host or m.client_host
+        known.session_timeout_ms = known.session_timeout_ms or m.session_timeout_ms
+        known.topics = known.topics or m.topics
+
+    def _members_from_events(self, g: Generation) -> None:
+        """Remember what the member events built up, the membership if no snapshot comes (:func:`fold`)."""
+        if g.members is None and g.fallback is None and self.current:
+            g.fallback = list(self.current.values())
+
+
+def _fill(g: Generation, e: Event) -> None:
+    if g.leader_id is None:
+        g.leader_id = e.get("leader_id")
+    if g.protocol is None:
+        g.protocol = e.get("protocol")
+    if g.protocol_type is None:
+        g.protocol_type = e.get("protocol_type")
+
+
+def _richer(g: Generation, rows: list[dict[str, Any]]) -> bool:
+    """A snapshot replaces what is known unless an earlier snapshot already had the assignments."""
+    if g.members is None or g.members_from != "snapshot":
+        return True
+    had = all(m.assignment is not None for m in g.members)
+    has = all(r.get("assignment") is not None for r in rows)
+    return has and not had
+
+
+def _member_from_event(e: Event) -> Member:
+    sub = e.get("subscription") or {}
+    topics = sub.get("topics")
+    return Member(
+        member_id=e["member_id"],
+        group_instance_id=e.get("group_instance_id"),
+        client_id=e.get("client_id"),
+        client_host=e.get("client_host"),
+        rack_id=e.get("rack_id") or sub.get("rack"),
+        session_timeout_ms=e.get("session_timeout_ms"),
+        topics=tuple(topics) if topics is not None else None,
+    )
+
+
+def _row_of(m: Member) -> dict[str, Any]:
+    return {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
+            "client_host": m.client_host, "rack_id": m.rack_id, "session_timeout_ms": m.session_timeout_ms,
+            "topics": list(m.topics) if m.topics is not None else None}
+
+
+def replaced_id(e: Event) -> str | None:
+    """The member id a static member replaced: the emulator writes ``raw = "replaced <old id>"``."""
+    raw = e.get("raw") or ""
+    return raw[len("replaced "):].strip() or None if raw.startswith("replaced ") else None
+
+
+def is_departure(e: Event) -> bool:
+    return e["event_type"] in _DEPARTURES
+
+
+def fold(events: Iterable[Event]) -> Timeline:
+    """Sort ``events`` (one group's, any sources, any order) and fold them into generations."""
+    timeline = _Fold(ordered(events)).run()
+    for g in timeline.generations.values():
+        if g.members is None and g.fallback is not None:  # no snapshot: the members, without assignments
+            g.members = [Member(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rack_id,
+                                m.session_timeout_ms, m.topics) for m in g.fallback]
+            g.member_rows = [_row_of(m) for m in g.members]
+            g.members_from = "events"
+        g.fallback = None
+    return timeline
