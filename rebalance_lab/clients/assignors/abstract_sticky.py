@@ -16,10 +16,12 @@ from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from rebalance_lab.clients.assignors.common import (
+    PartitionIds,
     PartitionsPerTopic,
     gc_paused,
     member_hash_order,
-    partitions_per_topic,
+    partition_ids_of,
+    topic_metadata,
     wrap,
 )
 from rebalance_lab.clients.assignors.java_hashmap import java_hash_order, string_hash
@@ -97,21 +99,30 @@ class AbstractStickyAssignor(ABC):
     def assign(self, cluster: ClusterView, group: GroupSubscription) -> dict[str, Assignment]:
         with gc_paused():
             members = member_hash_order(group)
-            ppt = partitions_per_topic(cluster, group, members)
-            return wrap(group, self.assign_partitions(ppt, group, members))
+            topics = topic_metadata(cluster, group, members)
+            return wrap(group, self.assign_partitions(topics.partitions, group, members, partition_ids=topics.ids))
 
-    def assign_partitions(self, ppt: PartitionsPerTopic, group: GroupSubscription, members: Sequence[str]) -> Lists:
-        """``assignPartitions``; ``members`` in the leader's ``HashMap`` order."""
+    def assign_partitions(
+        self,
+        ppt: PartitionsPerTopic,
+        group: GroupSubscription,
+        members: Sequence[str],
+        *,
+        partition_ids: PartitionIds | None = None,
+    ) -> Lists:
+        """``assignPartitions``; ``members`` in the leader's ``HashMap`` order. ``partition_ids``
+        are ``ppt``'s ids if the caller has them already (read from ``ppt`` otherwise)."""
+        ids = partition_ids_of(ppt) if partition_ids is None else partition_ids
         racks = RackInfo(ppt, group, members, self.prefer_rack_aware_logic)
         own = self._resolve_ownership(ppt, group, members)
         if own.all_equal:
-            builder = ConstrainedBuilder(ppt, racks, own.owned, own.multi_owned)
+            builder = ConstrainedBuilder(ppt, ids, racks, own.owned, own.multi_owned)
             self.partitions_transferring_ownership = builder.transferring
             return builder.build()
         # None tells the cooperative flavour to compute transfers from scratch.
         self.partitions_transferring_ownership = None
         prev = self._prev_assignment(group, members, own.data)
-        general = GeneralBuilder(ppt, racks, own.owned, group.members, members, prev)
+        general = GeneralBuilder(ppt, ids, racks, own.owned, group.members, members, prev)
         self._movements = general.movements
         return general.build()
 
@@ -126,6 +137,7 @@ class AbstractStickyAssignor(ABC):
         higher one wins. The claimant's generation is its *protocol* field (quirk Q2)."""
         result = Ownership()
         topics: set[str] = set()
+        matching: tuple[str, ...] | None = None  # the last subscription found equal to ``topics``
         claimant: dict[TopicPartition, str] = {}
         # consumerToOwnedPartitions is a fresh HashMap filled in subscriptions order.
         for member in java_hash_order(list(members), string_hash):
@@ -134,13 +146,18 @@ class AbstractStickyAssignor(ABC):
             sub = group.members[member]
             if not topics:
                 topics.update(sub.topics)  # "if empty", so an empty first subscription fixes nothing (Q1)
-            elif result.all_equal and not (len(sub.topics) == len(topics) and topics.issuperset(sub.topics)):
-                result.all_equal = False
+            elif result.all_equal and sub.topics != matching:
+                if len(sub.topics) == len(topics) and topics.issuperset(sub.topics):
+                    matching = sub.topics
+                else:
+                    result.all_equal = False
             data = result.data[member] = self.member_data(sub)
             generation = DEFAULT_GENERATION if data.generation is None else data.generation
             self.max_generation = max(self.max_generation, generation)
             mine = result.owned[member]
             parts = data.partitions
+            if not parts:
+                continue
             if _all_unclaimed(parts, ppt, claimant):  # the common case, in bulk
                 mine.extend(parts)
                 claimant.update(zip(parts, repeat(member)))

@@ -10,10 +10,11 @@ from __future__ import annotations
 import gc
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from itertools import repeat
-from operator import attrgetter
+from dataclasses import dataclass
+from itertools import islice, repeat
+from operator import attrgetter, le
 
-from rebalance_lab.clients.assignors.java_hashmap import JavaHashMap, java_str_key, string_hash
+from rebalance_lab.clients.assignors.java_hashmap import java_hash_order, java_str_key, string_hash
 from rebalance_lab.clients.assignors.types import (
     Assignment,
     ClusterView,
@@ -24,6 +25,8 @@ from rebalance_lab.clients.assignors.types import (
 )
 
 PartitionsPerTopic = dict[str, tuple[PartitionMeta, ...]]
+# Topic -> partition ids in the order of its PartitionsPerTopic entry (ascending).
+PartitionIds = dict[str, Sequence[int]]
 
 _partition_id = attrgetter("partition")
 _new_tuple = tuple.__new__
@@ -52,8 +55,9 @@ def topic_partitions(topic: str, ids: Iterable[int]) -> list[TopicPartition]:
     return list(map(_new_tuple, repeat(TopicPartition), zip(repeat(topic), ids)))
 
 
-def partition_ids(metas: Iterable[PartitionMeta]) -> Iterator[int]:
-    return map(_partition_id, metas)
+def zip_partitions(topics: Iterable[str], ids: Iterable[int]) -> list[TopicPartition]:
+    """``[TopicPartition(t, i) for t, i in zip(topics, ids)]`` without a Python call per element."""
+    return list(map(_new_tuple, repeat(TopicPartition), zip(topics, ids, strict=True)))
 
 
 class AssignorError(RuntimeError):
@@ -70,10 +74,15 @@ def member_hash_order(group: GroupSubscription) -> list[str]:
     ``ConsumerCoordinator.onLeaderElected`` puts members into a ``new HashMap<>()`` in
     JoinGroup-response order; Python's dict order (JoinGroup order) is not Java's.
     """
-    m: JavaHashMap[str, None] = JavaHashMap(string_hash)
-    for member_id in group.members:
-        m.put(member_id, None)
-    return list(m.keys())
+    return java_hash_order(group.members, string_hash)
+
+
+@dataclass(frozen=True)
+class TopicMetadata:
+    """``partitionsPerTopic`` and, read from it once, each topic's partition ids."""
+
+    partitions: PartitionsPerTopic
+    ids: PartitionIds
 
 
 def partitions_per_topic(cluster: ClusterView, group: GroupSubscription, members: Sequence[str]) -> PartitionsPerTopic:
@@ -83,20 +92,47 @@ def partitions_per_topic(cluster: ClusterView, group: GroupSubscription, members
     ``members`` must be :func:`member_hash_order` (the ``HashSet`` of topics is filled in it).
     Topics without metadata are skipped silently, as in Java.
     """
-    topic_set: JavaHashMap[str, None] = JavaHashMap(string_hash)
-    seen: set[str] = set()  # re-putting a key changes nothing, so each topic is put once
+    return topic_metadata(cluster, group, members).partitions
+
+
+def topic_metadata(cluster: ClusterView, group: GroupSubscription, members: Sequence[str]) -> TopicMetadata:
+    """:func:`partitions_per_topic` together with the sorted partition ids of every topic."""
+    topic_set: dict[str, None] = {}  # the HashSet's puts, in order; a repeated put changes nothing
+    seen: set[str] = set()
     for member_id in members:
-        for topic in group.members[member_id].topics:
-            if topic not in seen:
-                seen.add(topic)
-                topic_set.put(topic, None)
-    result: JavaHashMap[str, tuple[PartitionMeta, ...]] = JavaHashMap(string_hash)
-    for topic in topic_set:
-        metas = cluster.topics.get(topic)
-        if metas:
-            # List.sort is stable, like Python's sort.
-            result.put(topic, tuple(sorted(metas, key=_partition_id)))
-    return dict(result.items())
+        topics = group.members[member_id].topics
+        if not seen.issuperset(topics):  # usually a superset: no Python loop then
+            topic_set.update(dict.fromkeys(topics))
+            seen.update(topics)
+    present = {t: metas for t in java_hash_order(topic_set, string_hash) if (metas := cluster.topics.get(t))}
+    usual = list(range(max(map(len, present.values()), default=0)))
+    # partitionsPerTopic: a HashMap filled in the HashSet's order.
+    ordered = {t: _sorted_by_id(present[t], usual) for t in java_hash_order(present, string_hash)}
+    return TopicMetadata({t: metas for t, (metas, _) in ordered.items()}, {t: ids for t, (_, ids) in ordered.items()})
+
+
+def _sorted_by_id(metas: Sequence[PartitionMeta], usual: list[int]) -> tuple[tuple[PartitionMeta, ...], Sequence[int]]:
+    """Metadata sorted by partition id, and the ids. Reading a million partitions' ids is a
+    large share of a big assignment, so they are read once, and sorted only if out of order.
+
+    The usual ids 0..n-1 come back as a slice of ``usual``: one set of ``int`` objects shared
+    by all topics. The ``TopicPartition``s made from them then point at a few objects close
+    together instead of one per partition spread over the metadata, which makes the cyclic
+    GC's pass over a big result several times faster.
+    """
+    ids = [meta.partition for meta in metas]  # faster than map(attrgetter) on slots
+    n = len(ids)
+    if ids == usual[:n]:
+        return tuple(metas), usual[:n]
+    if all(map(le, ids, islice(ids, 1, None))):
+        return tuple(metas), ids
+    ordered = tuple(sorted(metas, key=_partition_id))  # List.sort is stable, like Python's sort.
+    return ordered, list(map(_partition_id, ordered))
+
+
+def partition_ids_of(ppt: PartitionsPerTopic) -> PartitionIds:
+    """The ids of an already sorted ``partitionsPerTopic``."""
+    return {t: list(map(_partition_id, metas)) for t, metas in ppt.items()}
 
 
 def member_info_key(member_id: str, subscription: Subscription) -> tuple[int, bytes]:

@@ -9,7 +9,7 @@ from rebalance_lab.clients.assignors.abstract_sticky import (
     Lists,
     remove_first,
 )
-from rebalance_lab.clients.assignors.common import PartitionsPerTopic
+from rebalance_lab.clients.assignors.common import PartitionIds, PartitionsPerTopic
 from rebalance_lab.clients.assignors.types import GroupSubscription, Subscription, TopicPartition
 from rebalance_lab.protocol import consumer_protocol
 
@@ -36,8 +36,15 @@ class CooperativeStickyAssignor(AbstractStickyAssignor):
             owned, consumer_protocol.decode_cooperative_user_data(subscription.user_data)
         )
 
-    def assign_partitions(self, ppt: PartitionsPerTopic, group: GroupSubscription, members: Sequence[str]) -> Lists:
-        lists = super().assign_partitions(ppt, group, members)
+    def assign_partitions(
+        self,
+        ppt: PartitionsPerTopic,
+        group: GroupSubscription,
+        members: Sequence[str],
+        *,
+        partition_ids: PartitionIds | None = None,
+    ) -> Lists:
+        lists = super().assign_partitions(ppt, group, members, partition_ids=partition_ids)
         transferring = self.partitions_transferring_ownership
         if transferring is None:
             transferring = _transferring_from_owned(group.members, lists)

@@ -14,6 +14,7 @@ do not model; we refuse them with :class:`UnsupportedJavaOrder` instead of guess
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import lru_cache
 from typing import Generic, TypeVar
@@ -197,12 +198,42 @@ class JavaHashMap(Generic[K, V]):
         raise UnsupportedJavaOrder("a Java HashMap bucket would become a tree bin; its order is not emulated")
 
 
-def java_hash_order(keys: list[K], hash_fn: Callable[[K], int]) -> list[K]:
-    """Iteration order of a default ``HashMap``/``HashSet`` after ``put``-ing ``keys`` in order."""
-    m: JavaHashMap[K, None] = JavaHashMap(hash_fn)
-    for key in keys:
-        m.put(key, None)
-    return list(m.keys())
+def java_hash_order(keys: Iterable[K], hash_fn: Callable[[K], int]) -> list[K]:
+    """Iteration order of a default ``HashMap``/``HashSet`` after ``put``-ing ``keys`` in order.
+
+    Without removals the order follows from the final table alone: ``put`` appends to a
+    chain and a resize splits chains keeping their order, so each bucket lists its keys in
+    first-put order. That is a stable sort by final bucket, unless a chain ever got long
+    enough for ``treeifyBin`` (which resizes early or builds a tree bin): then the map is
+    replayed step by step.
+    """
+    distinct = list(dict.fromkeys(keys))  # a repeated put keeps the key's place
+    hashes = [_spread(hash_fn(key)) for key in distinct]
+    capacity = _DEFAULT_CAPACITY
+    while len(distinct) > int(capacity * 0.75):  # resize once ++size > threshold
+        capacity *= 2
+    if capacity > _MAXIMUM_CAPACITY or _may_treeify(hashes, capacity):
+        m: JavaHashMap[K, None] = JavaHashMap(hash_fn)
+        for key in distinct:
+            m.put(key, None)
+        return list(m.keys())
+    mask = capacity - 1
+    order = sorted(range(len(distinct)), key=lambda i: hashes[i] & mask)
+    return [distinct[i] for i in order]
+
+
+def _may_treeify(hashes: list[int], final_capacity: int) -> bool:
+    """Whether some chain reaches ``TREEIFY_THRESHOLD + 1`` nodes at any table size on the
+    way to ``final_capacity``. At capacity c the table holds the keys put before the resize
+    to 2c, i.e. the first ``int(0.75 * c) + 1`` (chains only grow within one size)."""
+    capacity = _DEFAULT_CAPACITY
+    while capacity <= final_capacity:
+        held = hashes[: int(capacity * 0.75) + 1]
+        mask = capacity - 1
+        if len(held) > _TREEIFY_THRESHOLD and max(Counter(h & mask for h in held).values()) > _TREEIFY_THRESHOLD:
+            return True
+        capacity *= 2
+    return False
 
 
 def string_hash_order(keys: list[str]) -> list[str]:

@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-from itertools import islice
-from operator import itemgetter
+from itertools import accumulate, chain, filterfalse, islice, repeat
+from operator import add, itemgetter, lt
 
-from rebalance_lab.clients.assignors.common import AssignorError, PartitionsPerTopic, partition_ids, topic_partitions
+from rebalance_lab.clients.assignors.common import (
+    AssignorError,
+    PartitionIds,
+    PartitionsPerTopic,
+    topic_partitions,
+    zip_partitions,
+)
 from rebalance_lab.clients.assignors.java_hashmap import java_str_key, native_order_is_java
 from rebalance_lab.clients.assignors.sticky_racks import RackInfo
 from rebalance_lab.clients.assignors.types import TopicPartition
@@ -22,6 +27,8 @@ def _kept_order(tp: TopicPartition) -> tuple[int, bytes]:
 
 # The same two orders as plain tuple keys, valid when Python's str order is Java's.
 _kept_order_native = itemgetter(1, 0)
+_topic_of = itemgetter(0)
+_partition_of = itemgetter(1)
 
 
 def _topic_then_partition(tp: TopicPartition) -> tuple[bytes, int]:
@@ -34,11 +41,13 @@ class ConstrainedBuilder:
     def __init__(
         self,
         ppt: PartitionsPerTopic,
+        ids: PartitionIds,
         racks: RackInfo,
         owned: dict[str, list[TopicPartition]],
         multi_owned: set[TopicPartition],
     ) -> None:
         self.ppt = ppt
+        self.ids = ids
         self.racks = racks
         self.owned = owned  # iterates in Java HashMap order of the member ids
         self.multi_owned = multi_owned
@@ -58,6 +67,9 @@ class ConstrainedBuilder:
         self.native = native_order_is_java(ppt)  # owned topics are keys of ppt (step 0 filters)
 
     def build(self) -> Lists:
+        if self._is_fresh():
+            self._deal_fresh()
+            return self.assignment
         for consumer, partitions in self.owned.items():
             self._keep_owned(consumer, partitions)
         unassigned = self._unassigned()
@@ -70,6 +82,37 @@ class ConstrainedBuilder:
         self._round_robin(unassigned)
         self._verify_unfilled()
         return self.assignment
+
+    def _is_fresh(self) -> bool:
+        """Nobody owns anything, nothing is double-claimed, and no consumer has a rack (so
+        there is no rack sort or rack round robin)."""
+        return not (
+            self.multi_owned
+            or self.racks.enabled
+            or self.racks.num_consumers_by_partition
+            or any(self.owned.values())
+        )
+
+    def _deal_fresh(self) -> None:
+        """Steps (b)-(d) when nobody keeps anything, without a per-partition loop.
+
+        Every member is then in one list: under minQuota (if minQuota > 0) or exactly at
+        it (if minQuota == 0), both sorted by member id. The round robin serves that list in
+        order, pass after pass: in pass k (k < minQuota) the i-th member gets partition
+        k*N + i; in pass minQuota each member reaches minQuota and moves, in order, to the
+        tail of the exactly-minQuota list, whose head then takes each of the T mod N
+        leftovers. So the i-th member gets every N-th partition from the i-th on. The
+        ``TopicPartition``s are made per member, so each member's partitions lie together
+        in memory (the cyclic GC's first pass over them is then much faster).
+        """
+        members = sorted(self.assignment, key=java_str_key)
+        n = len(members)
+        topics = sorted(self.ppt, key=java_str_key)
+        # The unassigned list (topics by name, ids ascending) as two columns.
+        names = list(chain.from_iterable(repeat(t, len(self.ids[t])) for t in topics))
+        ids = list(chain.from_iterable(self.ids[t] for t in topics))
+        for i, member in enumerate(members):
+            self.assignment[member] = zip_partitions(names[i::n], ids[i::n])
 
     def _keep_owned(self, consumer: str, partitions: list[TopicPartition]) -> None:
         """Keep up to min/maxQuota owned partitions; the surplus is "maybe revoked"."""
@@ -114,7 +157,7 @@ class ConstrainedBuilder:
         if not self.assigned:
             # getAllTopicPartitions uses the metadata's partition ids.
             for t in topics:
-                out.extend(topic_partitions(t, partition_ids(self.ppt[t])))
+                out.extend(topic_partitions(t, self.ids[t]))
             return out
         fast = self._unassigned_by_difference(topics)
         if fast is not None:
@@ -134,25 +177,27 @@ class ConstrainedBuilder:
 
     def _unassigned_by_difference(self, topics: list[str]) -> list[TopicPartition] | None:
         """The merge walk's result when it cannot stall: kept partitions distinct and all within
-        0..count-1 of a known topic. Then it is a plain per-topic difference. ``None`` when
-        that does not hold (the caller walks as Java does)."""
-        kept: defaultdict[str, list[int]] = defaultdict(list)
-        for topic, partition in self.assigned:
-            kept[topic].append(partition)
-        if not self.ppt.keys() >= kept.keys():
+        0..count-1 of a known topic. Then it is a plain difference, taken here on ints without
+        a Python loop per partition: partition i of a topic is numbered i + the partition
+        counts of the topics before it. ``None`` when that does not hold (the caller walks
+        as Java does)."""
+        kept = self.assigned
+        counts = [len(self.ppt[t]) for t in topics]
+        count_of = dict(zip(topics, counts, strict=True))
+        kept_topics = list(map(_topic_of, kept))
+        kept_ids = list(map(_partition_of, kept))
+        if not count_of.keys() >= set(kept_topics):
             return None
-        taken: dict[str, set[int]] = {}
-        for topic, ids in kept.items():
-            distinct = taken[topic] = set(ids)
-            if len(distinct) != len(ids) or min(ids) < 0 or max(ids) >= len(self.ppt[topic]):
-                return None
-        out: list[TopicPartition] = []
-        for topic in topics:
-            count = len(self.ppt[topic])
-            mine = taken.get(topic, set())
-            if len(mine) < count:
-                out.extend(topic_partitions(topic, (i for i in range(count) if i not in mine)))
-        return out
+        if min(kept_ids) < 0 or not all(map(lt, kept_ids, map(count_of.__getitem__, kept_topics))):
+            return None
+        first = dict(zip(topics, accumulate(counts, initial=0), strict=False))  # drops the final total
+        taken = set(map(add, map(first.__getitem__, kept_topics), kept_ids))
+        if len(taken) != len(kept):
+            return None
+        missing = list(filterfalse(taken.__contains__, range(sum(counts))))
+        names = list(chain.from_iterable(map(repeat, topics, counts)))
+        indexes = list(chain.from_iterable(map(range, counts)))
+        return zip_partitions(map(names.__getitem__, missing), map(indexes.__getitem__, missing))
 
     def _rack_aware_round_robin(self, unassigned: list[TopicPartition]) -> list[TopicPartition]:
         """Round robin within racks; returns the partitions still unassigned, in order."""

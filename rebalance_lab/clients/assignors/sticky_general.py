@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 
-from rebalance_lab.clients.assignors.common import AssignorError, PartitionsPerTopic, partition_ids, topic_partitions
+from rebalance_lab.clients.assignors.common import AssignorError, PartitionIds, PartitionsPerTopic, topic_partitions
 from rebalance_lab.clients.assignors.java_hashmap import java_str_key
 from rebalance_lab.clients.assignors.partition_movements import PartitionMovements
 from rebalance_lab.clients.assignors.sticky_racks import RackInfo
@@ -90,6 +90,7 @@ class GeneralBuilder:
     def __init__(
         self,
         ppt: PartitionsPerTopic,
+        ids: PartitionIds,
         racks: RackInfo,
         owned: Mapping[str, list[TopicPartition]],
         subscriptions: Mapping[str, Subscription],
@@ -113,13 +114,13 @@ class GeneralBuilder:
         sorted_topics = sorted(ppt, key=lambda t: (len(self.potential[t]), java_str_key(t)))
         self.sorted_all: list[TopicPartition] = []
         for t in sorted_topics:
-            self.sorted_all.extend(topic_partitions(t, partition_ids(ppt[t])))
+            self.sorted_all.extend(topic_partitions(t, ids[t]))
         self.sorted = SortedConsumers()
         self.movements = PartitionMovements()
         self.revocation_required = False
         self.version = 0
         self.member_order = list(owned)  # consumerToOwnedPartitions (HashMap) iteration order
-        self.irregular = _is_irregular(ppt, owned)
+        self.irregular = _is_irregular(ppt, ids, owned)
         self._balanced_at: tuple[int, bool] = (-1, False)
         self._max_size: dict[str, int] = {}
         self._min_cache: dict[str, int] = {}
@@ -430,12 +431,12 @@ class GeneralBuilder:
         return True
 
 
-def _is_irregular(ppt: PartitionsPerTopic, owned: Mapping[str, list[TopicPartition]]) -> bool:
+def _is_irregular(ppt: PartitionsPerTopic, ids: PartitionIds, owned: Mapping[str, list[TopicPartition]]) -> bool:
     """Java's ``isBalanced()`` reads partitions 0..count-1 through a partition -> owner map.
     Partition ids outside that range (an owned id of a topic re-created smaller) stall
     Java's merge walk and can double-assign; then the literal Java scans are used
     instead of the fast equivalents, which assume one owner per partition."""
-    if any([m.partition for m in metas] != list(range(len(metas))) for metas in ppt.values()):
+    if any(list(topic_ids) != list(range(len(topic_ids))) for topic_ids in ids.values()):
         return True
     return any(tp.topic in ppt and not 0 <= tp.partition < len(ppt[tp.topic]) for tps in owned.values() for tp in tps)
 

@@ -18,12 +18,13 @@ class TopicPartition(NamedTuple):
     partition: int
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PartitionMeta:
     """One partition as the leader's metadata shows it (Java ``PartitionInfo``).
 
     ``replica_racks`` holds the rack of every replica (offline ones included),
     ``None`` where a broker has no rack; rack-aware logic drops the ``None``s.
+    Slotted: a big cluster has a million of these, and assignors read every one.
     """
 
     partition: int
