@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from rebalance_lab.config import EmulatorConfig, Flavor, GroupConfig
+from rebalance_lab.replay.cli import add_replay_parser, run_replay
 
 EXIT_USAGE = 2
 
@@ -132,8 +133,14 @@ def build_parser() -> _Parser:
     )
     demo.add_argument("--record", default="demo-recording.jsonl", metavar="FILE",
                       help="where the coordinator's recording is written (default: %(default)s)")
+    demo.add_argument("--replay-out", default="demo-replay", metavar="DIR",
+                      help="where the replay of the recording writes its tables and report.html "
+                      "(default: %(default)s)")
+    demo.add_argument("--no-replay", action="store_true", help="stop after the emulator part (no Spark replay)")
+    demo.add_argument("--no-open", action="store_true", help="do not open the replay's report in a browser")
     _add_diff(sub)
     _add_export(sub)
+    add_replay_parser(sub)
     return parser
 
 
@@ -306,13 +313,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         return 0
     if args.command == "demo":
-        from rebalance_lab.demo import run
+        from rebalance_lab.demo import replay, run
 
-        return run(args.record)
+        status = run(args.record)
+        if status != 0 or args.no_replay:
+            return status
+        return replay(args.record, args.replay_out, open_report=not args.no_open)
     if args.command == "diff":
         return _diff(args)
     if args.command == "export":
         return _export(args)
+    if args.command == "replay":
+        return run_replay(args)
     return EXIT_USAGE
 
 

@@ -16,6 +16,7 @@ consumers (and one in a separate process, to crash it for real) play:
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -187,3 +188,28 @@ def run(record_path: str = "demo-recording.jsonl") -> int:
           "(a record read again after its partition moved counts again)", flush=True)
     print(f"the coordinator's recording (JSON Lines, schema rbl-event/1): {Path(record_path).resolve()}", flush=True)
     return 0
+
+
+def replay(record_path: str, out_dir: str, *, open_report: bool = True) -> int:
+    """The demo's last step: replay its own recording on Spark, with what-ifs, and open the report."""
+    from rebalance_lab.replay.cli import main as replay_main
+
+    _step(f"replaying the recording on Spark (local[2]) into {out_dir}/ with what-if sticky and cooperative-sticky")
+    status = replay_main([record_path, "--out", out_dir, "--master", "local[2]",
+                          "--what-if", "sticky", "--what-if", "cooperative-sticky"], prog="rebalance-lab replay")
+    report = Path(out_dir, "report.html").resolve()
+    if status != 0 or not report.exists():
+        return status or 1
+    print(f"the replay's report: {report.as_uri()}", flush=True)
+    if open_report and _has_display():
+        import webbrowser
+
+        webbrowser.open(report.as_uri())
+    return 0
+
+
+def _has_display() -> bool:
+    """A browser can be shown: not CI, and a desktop session (or macOS/Windows)."""
+    if os.environ.get("CI"):
+        return False
+    return sys.platform in ("darwin", "win32") or bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))

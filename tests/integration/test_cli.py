@@ -11,6 +11,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 EXE = str(Path(sys.executable).with_name("rebalance-lab"))
@@ -92,9 +93,9 @@ def test_serve_writes_a_recording_when_asked(tmp_path: Path) -> None:
 
 
 def test_the_readme_demo_plays_every_step_with_real_clients(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "CI": "true"}
     result = subprocess.run([EXE, "demo", "--record", str(tmp_path / "demo.jsonl")], capture_output=True,
-                            text=True, timeout=240, cwd=tmp_path, env=env)
+                            text=True, timeout=420, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
     assert "candidate protocols (offered by every member) {range, roundrobin}" in out
@@ -103,3 +104,12 @@ def test_the_readme_demo_plays_every_step_with_real_clients(tmp_path: Path) -> N
     assert "expired: no heartbeat within its session timeout" in out
     assert "came back" in out and ": no rebalance" in out
     assert (tmp_path / "demo.jsonl").stat().st_size > 0
+    # ... and ends by replaying its own recording on Spark, pointing at the report
+    report = tmp_path / "demo-replay" / "report.html"
+    assert f"the replay's report: {report.resolve().as_uri()}" in out
+    assert "demo-group" in report.read_text(encoding="utf-8")
+    for table in ("events", "group_generations", "rebalance_episodes", "whatif_results"):
+        assert any((tmp_path / "demo-replay" / table).glob("*.parquet")), table
+    snapshots = (tmp_path / "demo.jsonl").read_text().count('"event_type":"GENERATION_SNAPSHOT"')
+    generations = pq.read_table(tmp_path / "demo-replay" / "group_generations").to_pylist()
+    assert snapshots == sum(1 for g in generations if g["has_snapshot"]) > 0

@@ -1,0 +1,479 @@
+"""The replay at scale: N events over G groups, parse -> episodes -> what-if on Spark local[2] vs one process.
+
+    python benchmarks/replay_scale.py                        # 1,000,000 events, 10,000 groups
+    python benchmarks/replay_scale.py --events 20000 --groups 200 --assignor range
+
+1. **Generate** (seeded): G classic consumer groups of 3-10 members on 1-3 topics of 6-48
+   partitions, each living through joins, LeaveGroups, session expiries, static restarts
+   (no rebalance) and, in a few storm groups, crash loops. Every generation is complete, as
+   the emulator records it: prepare, every member's join, join complete, leader sync and a
+   GENERATION_SNAPSHOT whose assignment comes from running the group's own assignor (ours,
+   the Java-identical ports) over its members' subscriptions and owned partitions;
+   cooperative-sticky groups get their KIP-429 follow-up generation when the first round
+   revoked something. A group generates events until it has spent its share of N. Only the
+   events some production source records count: the emulator also records every member's
+   rejoin (MEMBER_JOIN_REQUEST), which no broker logs at INFO; those are generated (and kept
+   in ``--inputs jsonl``) but not counted, so N is about the number of events the parse yields.
+2. **Write** them as production would have them: broker ``server.log`` files (half Kafka 4.x
+   Java coordinator lines, half Kafka 3.x Scala, with unrelated broker lines interleaved)
+   and ``kafka-dump-log --offsets-decoder`` files for the GenerationSnapshots, via the
+   renderers of :mod:`rebalance_lab.observe.formats` (``--inputs jsonl`` writes canonical
+   JSON Lines instead). The inputs are kept in ``--work`` and reused by the next run.
+3. **Time** :func:`rebalance_lab.replay.spark.run_spark` on ``local[2]`` and
+   :func:`rebalance_lab.replay.local.run_local` (a plain single-process loop over the same
+   adapters and model), each with one what-if assignor; print both, the phases and the
+   ratio, and check that both wrote the same tables (row counts and a checksum per table).
+
+Goal (issue 7): under 60 s on local[2] and faster than the single-process loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import random
+import shutil
+import sys
+import time
+import uuid
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from rebalance_lab.clients.assignors import (  # noqa: E402
+    ClusterView,
+    GroupSubscription,
+    Subscription,
+    TopicPartition,
+    get_assignor,
+)
+
+BASE_MS = 1_790_000_000_000  # 2026-09-21, a day of production
+DAY_MS = 86_400_000
+ASSIGNORS = (("range", 0.35), ("cooperative-sticky", 0.30), ("roundrobin", 0.15), ("sticky", 0.20))
+PARTITION_COUNTS = (6, 8, 12, 16, 24, 32, 48)
+TOPIC_POOL = 400
+STORM_SHARE = 0.02  # groups in a crash loop
+STATIC_SHARE = 0.25  # groups whose members all have a group.instance.id
+BROKERS = 8  # server.log files: brokers 0-3 run the Java coordinator (4.x), 4-7 the Scala one (3.x)
+DUMP_FILES = 4  # dump-log files, each the segments of a quarter of the offsets partitions
+OFFSETS_PARTITIONS = 50
+
+
+# --- generation -----------------------------------------------------------------------------------------------------
+
+@dataclass
+class Member:
+    member_id: str
+    client_id: str
+    host: str
+    instance_id: str | None
+    assignment: tuple[TopicPartition, ...] = ()
+
+
+@dataclass
+class Group:
+    """One simulated group; ``emit`` appends canonical rows (ts in epoch ms, as the renderers take)."""
+
+    group_id: str
+    assignor: str
+    topics: dict[str, int]
+    static: bool
+    storm: bool
+    rng: random.Random
+    now: int
+    members: list[Member] = field(default_factory=list)
+    generation: int = 0
+    events: list[dict[str, Any]] = field(default_factory=list)
+    clients: int = 0
+    evidence: int = 0  # events a production source records (not the per-member rejoins, see the docstring)
+
+    def emit(self, event_type: str, **columns: Any) -> None:
+        if columns.get("reason_code") != "member_metadata_change":
+            self.evidence += 1
+        row = {"schema_version": "rbl-event/1", "source": "emulator", "ts_kind": "emulated",
+               "cluster_id": "default", "group_id": self.group_id, "group_kind": "classic",
+               "event_type": event_type, "ts": self.now, **columns}
+        self.events.append({k: v for k, v in row.items() if v is not None})
+
+    def tick(self, low_ms: float, high_ms: float) -> None:
+        self.now += int(self.rng.uniform(low_ms, high_ms))
+
+    # -- members ---------------------------------------------------------------------------------
+
+    def new_member(self) -> Member:
+        self.clients += 1
+        client = f"consumer-{self.group_id}-{self.clients}"
+        instance = f"{self.group_id}-instance-{self.clients}" if self.static else None
+        member_id = f"{client}-{uuid.UUID(int=self.rng.getrandbits(128), version=4)}"
+        host = f"/10.{self.rng.randrange(256)}.{self.rng.randrange(256)}.{self.rng.randrange(1, 255)}"
+        return Member(member_id, client, host, instance)
+
+    def _subscription(self, member: Member) -> dict[str, Any]:
+        owned = self._owned(member)
+        return {"topics": sorted(self.topics), "owned": owned, "generation": self.generation if owned else -1}
+
+    def _owned(self, member: Member) -> list[dict[str, Any]]:
+        if self.assignor != "cooperative-sticky":
+            return []  # eager members revoke everything before they rejoin
+        return [{"topic": t, "partition": p} for t, p in member.assignment]
+
+    def join_new(self, member: Member) -> None:
+        """A new member: KIP-394's id round trip for a dynamic one, then it is added."""
+        common = {"member_id": member.member_id, "client_id": member.client_id, "client_host": member.host,
+                  "session_timeout_ms": 45_000, "supported_protocols": [self.assignor]}
+        if member.instance_id is None:
+            self.emit("MEMBER_JOIN_REQUEST", **common, reason_raw="member id required",
+                      reason_code="member_id_required")
+            self.tick(1, 30)
+        self.emit("MEMBER_JOINED", **common, group_instance_id=member.instance_id, protocol_type="consumer",
+                  rebalance_timeout_ms=300_000, generation=self.generation,
+                  subscription=self._subscription(member))
+        self.members.append(member)
+
+    # -- one generation --------------------------------------------------------------------------
+
+    def prepare(self, reason_raw: str, reason_code: str) -> None:
+        self.emit("REBALANCE_PREPARE", reason_raw=reason_raw, reason_code=reason_code,
+                  prev_generation=self.generation, generation=self.generation + 1)
+
+    def complete(self, join_low_ms: float = 200, join_high_ms: float = 3_000) -> None:
+        """Everybody rejoins, the join completes, the leader syncs, the generation is stored."""
+        for member in self.members:
+            self.tick(join_low_ms / len(self.members), join_high_ms / len(self.members))
+            self.emit("MEMBER_JOIN_REQUEST", member_id=member.member_id, group_instance_id=member.instance_id,
+                      supported_protocols=[self.assignor], generation=self.generation,
+                      reason_code="member_metadata_change")
+        self.generation += 1
+        leader = self.members[0].member_id
+        n_static = sum(m.instance_id is not None for m in self.members)
+        self.emit("JOIN_COMPLETE", generation=self.generation, prev_generation=self.generation - 1,
+                  protocol_type="consumer", protocol=self.assignor, leader_id=leader,
+                  supported_protocols=[self.assignor], n_members=len(self.members), n_static=n_static)
+        snapshot_members = self._assign()
+        self.tick(5, 60)
+        self.emit("SYNC_LEADER_ASSIGNMENT", generation=self.generation, leader_id=leader, protocol=self.assignor,
+                  n_members=len(self.members))
+        self.emit("GENERATION_SNAPSHOT", generation=self.generation, protocol_type="consumer",
+                  protocol=self.assignor, leader_id=leader, n_members=len(self.members), n_static=n_static,
+                  members=snapshot_members)
+        if self.assignor == "cooperative-sticky" and self._withheld():
+            self.follow_up()
+
+    def _assign(self) -> list[dict[str, Any]]:
+        subscriptions = {
+            m.member_id: Subscription(tuple(sorted(self.topics)), owned_partitions=tuple(m.assignment),
+                                      generation_id=self.generation - 1 if m.assignment else None,
+                                      group_instance_id=m.instance_id)
+            for m in self.members
+        }
+        result = get_assignor(self.assignor).assign(ClusterView.of_counts(self.topics),
+                                                    GroupSubscription(subscriptions))
+        rows = []
+        for m in self.members:
+            owned = self._owned(m)
+            m.assignment = tuple(result[m.member_id].partitions)
+            rows.append({"member_id": m.member_id, "group_instance_id": m.instance_id, "client_id": m.client_id,
+                         "client_host": m.host, "session_timeout_ms": 45_000, "rebalance_timeout_ms": 300_000,
+                         "topics": sorted(self.topics), "owned": owned,
+                         "generation": self.generation - 1 if owned else -1,
+                         "assignment": [{"topic": t, "partition": p} for t, p in m.assignment]})
+        return rows
+
+    def _withheld(self) -> bool:
+        assigned = sum(len(m.assignment) for m in self.members)
+        return assigned < sum(self.topics.values())
+
+    def follow_up(self) -> None:
+        """KIP-429: members that gave partitions up rejoin at once; the leader's rejoin starts the round."""
+        self.tick(5, 40)
+        leader = self.members[0].member_id
+        self.prepare(f"Leader {leader} re-joining group during Stable; client reason: revoked partitions "
+                     "(KIP-429)", "leader_rejoin")
+        self.complete(join_low_ms=10, join_high_ms=200)
+
+
+def _trigger(group: Group) -> None:
+    """The next thing that happens to the group; most of them start a rebalance."""
+    rng, size = group.rng, len(group.members)
+    roll = rng.random()
+    if group.storm:
+        _crash_loop(group)
+    elif group.static and roll < 0.3:
+        _static_restart(group)
+    elif size < 10 and (size <= 3 or roll < 0.45):
+        member = group.new_member()
+        group.join_new(member)
+        group.prepare(f"Adding new member {member.member_id} with group instance id {member.instance_id or 'null'}; "
+                      "client reason: not provided", "member_join")
+        group.complete()
+    elif roll < 0.8:
+        _leave(group, group.members[rng.randrange(size)])
+    else:
+        _expire(group, group.members[rng.randrange(size)])
+
+
+def _leave(group: Group, member: Member) -> None:
+    group.members.remove(member)
+    group.emit("MEMBER_LEFT", member_id=member.member_id, group_instance_id=member.instance_id,
+               reason_code="member_leave", leader_id=group.members[0].member_id)
+    group.prepare(f"explicit `LeaveGroup` request for ({member.member_id}) members.", "member_leave")
+    group.complete()
+
+
+def _expire(group: Group, member: Member) -> None:
+    group.members.remove(member)
+    group.emit("MEMBER_SESSION_EXPIRED", member_id=member.member_id, group_instance_id=member.instance_id,
+               reason_code="session_timeout", leader_id=group.members[0].member_id)
+    group.prepare(f"removing member {member.member_id} on heartbeat expiration.", "session_timeout")
+    group.complete()
+
+
+def _static_restart(group: Group) -> None:
+    """KIP-345: a static member back within its session timeout gets a new id and no rebalance."""
+    old = group.members[group.rng.randrange(1, len(group.members))]  # not the leader (that would rejoin)
+    new_id = f"{old.client_id}-{uuid.UUID(int=group.rng.getrandbits(128), version=4)}"
+    group.emit("STATIC_MEMBER_REPLACED", member_id=new_id, group_instance_id=old.instance_id,
+               supported_protocols=[group.assignor], generation=group.generation,
+               leader_id=group.members[0].member_id, raw=f"replaced {old.member_id}")
+    old.member_id = new_id
+
+
+def _crash_loop(group: Group) -> None:
+    """A member that crashes right after it is assigned: expiry, then it joins again with a new id."""
+    victim = group.members[-1]
+    group.tick(45_000, 50_000)
+    _expire(group, victim)
+    group.tick(2_000, 10_000)
+    member = group.new_member()
+    group.join_new(member)
+    group.prepare(f"Adding new member {member.member_id} with group instance id null; client reason: not provided",
+                  "member_join")
+    group.complete()
+
+
+def _first_generation(group: Group, size: int) -> None:
+    group.emit("GROUP_EMPTY", generation=0, reason_raw="group created by join", reason_code="group_created")
+    first = group.new_member()
+    group.join_new(first)
+    group.prepare(f"Adding new member {first.member_id} with group instance id {first.instance_id or 'null'}; "
+                  "client reason: not provided", "member_join")
+    for _ in range(size - 1):
+        group.tick(10, 600)
+        group.join_new(group.new_member())
+    group.complete()
+
+
+def simulate_group(index: int, seed: int, budget: int, topics: dict[str, int]) -> list[dict[str, Any]]:
+    """One group's events until it has used ``budget`` of them."""
+    rng = random.Random(seed * 1_000_003 + index)
+    names = rng.sample(sorted(topics), rng.randint(1, 3))
+    assignor = rng.choices([a for a, _ in ASSIGNORS], [w for _, w in ASSIGNORS])[0]
+    group = Group(group_id=f"svc-{index % 997:03d}-group-{index:05d}", assignor=assignor,
+                  topics={t: topics[t] for t in names}, static=rng.random() < STATIC_SHARE,
+                  storm=rng.random() < STORM_SHARE, rng=rng, now=BASE_MS + rng.randrange(DAY_MS // 4))
+    _first_generation(group, rng.randint(3, 10))
+    pause_ms = 30_000 if group.storm else 20 * 60_000
+    while group.evidence + 6 + len(group.members) <= budget:
+        group.tick(0.2 * pause_ms, 1.8 * pause_ms)
+        _trigger(group)
+    return group.events
+
+
+def topic_pool(seed: int) -> dict[str, int]:
+    rng = random.Random(seed)
+    return {f"topic-{k:03d}": rng.choice(PARTITION_COUNTS) for k in range(TOPIC_POOL)}
+
+
+def budgets(n_events: int, n_groups: int, seed: int) -> list[int]:
+    """Events per group: around the mean, heavier for a few, summing to ``n_events``."""
+    rng = random.Random(seed + 7)
+    weights = [rng.lognormvariate(0, 0.5) for _ in range(n_groups)]
+    scale = n_events / sum(weights)
+    return [max(12, round(w * scale)) for w in weights]
+
+
+def generate(n_events: int, n_groups: int, seed: int) -> Iterator[list[dict[str, Any]]]:
+    topics = topic_pool(seed)
+    for index, budget in enumerate(budgets(n_events, n_groups, seed)):
+        yield simulate_group(index, seed, budget, topics)
+
+
+# --- inputs ---------------------------------------------------------------------------------------------------------
+
+def _broker_of(group_id: str) -> int:
+    return zlib.crc32(group_id.encode()) % BROKERS
+
+
+def write_inputs(work: Path, n_events: int, n_groups: int, seed: int, mode: str) -> tuple[list[Path], dict[str, int]]:
+    """The input files (reused when ``work`` already holds them) and what was generated."""
+    marker = work / "inputs.json"
+    if marker.exists():
+        saved = json.loads(marker.read_text())
+        return [Path(p) for p in saved["files"]], saved["counts"]
+    shutil.rmtree(work, ignore_errors=True)
+    (work / "inputs").mkdir(parents=True)
+    per_file: dict[str, list[dict[str, Any]]] = {}
+    counts = {"evidence": 0, "rows": 0, "generations": 0}
+    for events in generate(n_events, n_groups, seed):
+        counts["rows"] += len(events)
+        counts["evidence"] += sum(e.get("reason_code") != "member_metadata_change" for e in events)
+        counts["generations"] += sum(e["event_type"] == "GENERATION_SNAPSHOT" for e in events)
+        per_file.setdefault(f"broker-{_broker_of(events[0]['group_id'])}", []).extend(events)
+    files = _write_jsonl(work, per_file) if mode == "jsonl" else _write_rendered(work, per_file)
+    marker.write_text(json.dumps({"files": [str(p) for p in files], "counts": counts}))
+    return files, counts
+
+
+def _in_time_order(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return sorted(events, key=lambda e: e["ts"])  # stable: a group's own order survives equal times
+
+
+def _write_rendered(work: Path, per_file: dict[str, list[dict[str, Any]]]) -> list[Path]:
+    from rebalance_lab.observe.formats import render
+
+    files = []
+    snapshots: dict[int, list[dict[str, Any]]] = {}
+    for name, events in sorted(per_file.items()):
+        broker = int(name.split("-")[1])
+        ordered = _in_time_order(events)
+        flavour = "broker-log-java" if broker < BROKERS // 2 else "broker-log-scala"
+        path = work / "inputs" / f"server-{broker}.log"
+        with path.open("w") as out:
+            for line in render(ordered, flavour, broker_id=broker, noise=True):
+                out.write(line + "\n")
+        files.append(path)
+        for event in ordered:
+            if event["event_type"] in ("GENERATION_SNAPSHOT", "GROUP_EMPTY", "GROUP_DEAD"):
+                snapshots.setdefault(broker % DUMP_FILES, []).append(event)
+    for part, events in sorted(snapshots.items()):
+        path = work / "inputs" / f"offsets-dump-{part}.txt"
+        with path.open("w") as out:
+            for line in render(_in_time_order(events), "dump-log", offsets_partitions=OFFSETS_PARTITIONS):
+                out.write(line + "\n")
+        files.append(path)
+    return files
+
+
+def _write_jsonl(work: Path, per_file: dict[str, list[dict[str, Any]]]) -> list[Path]:
+    from rebalance_lab.replay.events import write_jsonl
+
+    files = []
+    for name, events in sorted(per_file.items()):
+        path = work / "inputs" / f"{name}.jsonl"
+        rows = [{**e, "ts": e["ts"] * 1000, "seq": seq} for seq, e in enumerate(_in_time_order(events), 1)]
+        with path.open("w") as out:
+            write_jsonl(rows, out)
+        files.append(path)
+    return files
+
+
+# --- the two runs ---------------------------------------------------------------------------------------------------
+
+def run_on_spark(files: list[Path], out: Path, assignor: str, master: str) -> tuple[float, float, dict[str, float]]:
+    """(session start seconds, pipeline seconds, phases) of run_spark on ``master``."""
+    from rebalance_lab.replay.spark import build_session, run_spark
+
+    started = time.perf_counter()
+    spark = build_session(master)
+    spark.range(1).count()  # the first job's fixed cost belongs to the start, not to the parse
+    start_s = time.perf_counter() - started
+    try:
+        begun = time.perf_counter()
+        result = run_spark(spark, [str(f) for f in files], whatif=(assignor,), out_dir=out, report=False)
+        seconds = time.perf_counter() - begun
+    finally:
+        spark.stop()
+    if result.errors:
+        print(f"  {len(result.errors)} group(s) failed on Spark, e.g. {result.errors[0]}")
+    return start_s, seconds, result.phases
+
+
+def run_single_process(files: list[Path], out: Path, assignor: str) -> tuple[float, dict[str, float]]:
+    """(seconds, phases) of run_local: the same adapters and model in one plain loop."""
+    from rebalance_lab.replay.local import run_local
+
+    begun = time.perf_counter()
+    result = run_local([str(f) for f in files], whatif=(assignor,), out_dir=out)
+    if result.errors:
+        print(f"  {len(result.errors)} group(s) failed in the single process, e.g. {result.errors[0]}")
+    return time.perf_counter() - begun, result.seconds
+
+
+def table_digest(directory: Path) -> tuple[int, str]:
+    """Rows and an order-independent checksum of a Parquet table directory."""
+    import pyarrow.parquet as pq
+
+    from rebalance_lab.replay import tables
+
+    if not directory.exists():
+        return 0, "-"
+    rows = tables.from_arrow(pq.read_table(directory))
+    digests = sorted(hashlib.sha1(json.dumps(r, sort_keys=True, default=str).encode()).digest() for r in rows)
+    return len(rows), hashlib.sha1(b"".join(digests)).hexdigest()[:16]
+
+
+def compare(spark_out: Path, local_out: Path) -> bool:
+    from rebalance_lab.replay.tables import TABLES
+
+    same = True
+    for name in TABLES:
+        a, b = table_digest(spark_out / name), table_digest(local_out / name)
+        mark = "same" if a == b else "DIFFERENT"
+        same &= a == b
+        print(f"  {name:<20} spark {a[0]:>9,} rows {a[1]}   single {b[0]:>9,} rows {b[1]}   {mark}")
+    return same
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--events", type=int, default=1_000_000, help="events to generate (default: %(default)s)")
+    parser.add_argument("--groups", type=int, default=10_000, help="groups (default: %(default)s)")
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--assignor", default="cooperative-sticky",
+                        choices=("range", "roundrobin", "sticky", "cooperative-sticky"),
+                        help="the what-if assignor (default: %(default)s)")
+    parser.add_argument("--inputs", choices=("rendered", "jsonl"), default="rendered",
+                        help="real formats via the renderers, or canonical JSON Lines (default: %(default)s)")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--work", type=Path, default=None,
+                        help="where inputs and outputs go (default: a directory per size under /tmp)")
+    parser.add_argument("--skip-single", action="store_true", help="time only the Spark run")
+    args = parser.parse_args(argv)
+    work = args.work or Path(f"/tmp/rebalance-lab-replay-scale/{args.inputs}-{args.events}-{args.groups}-{args.seed}")
+
+    begun = time.perf_counter()
+    files, counts = write_inputs(work, args.events, args.groups, args.seed, args.inputs)
+    size = sum(f.stat().st_size for f in files)
+    lines = sum(1 for f in files for _ in f.open("rb"))
+    print(f"inputs: {counts['evidence']:,} events ({counts['rows']:,} with the members' rejoins), "
+          f"{counts['generations']:,} generations over {args.groups:,} groups -> {len(files)} {args.inputs} files, "
+          f"{lines:,} lines, {size / 1e6:.0f} MB in {work / 'inputs'} ({time.perf_counter() - begun:.1f} s)")
+
+    start_s, spark_s, phases = run_on_spark(files, work / "out-spark", args.assignor, args.master)
+    print(f"spark {args.master}: {spark_s:.1f} s for parse -> episodes -> what-if ({args.assignor}) "
+          f"+ {start_s:.1f} s session start")
+    print("  phases: " + " · ".join(f"{name} {seconds:.1f} s" for name, seconds in phases.items()))
+    if args.skip_single:
+        return 0
+    single_s, single_phases = run_single_process(files, work / "out-single", args.assignor)
+    print(f"single process: {single_s:.1f} s")
+    print("  phases: " + " · ".join(f"{name} {seconds:.1f} s" for name, seconds in single_phases.items()))
+    ratio = single_s / spark_s if spark_s else math.inf
+    print(f"ratio: Spark is {ratio:.2f}x the single-process loop's speed "
+          f"({'faster' if ratio > 1 else 'slower'}; {spark_s + start_s:.1f} s with the session start)")
+    same = compare(work / "out-spark", work / "out-single")
+    print("outputs agree" if same else "OUTPUTS DIFFER")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

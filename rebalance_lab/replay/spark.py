@@ -1,0 +1,425 @@
+"""The replay on Apache Spark: the only module of the package that imports ``pyspark`` (spec §6).
+
+:func:`build_session` starts a session that keeps to loopback when the master is
+local, runs Python workers with this interpreter (spec §6.1, the ``PYSPARK_PYTHON``
+gotcha) and stays quiet. :func:`run_spark` is the pipeline:
+
+1. **parse**: one task per input file (``mapInArrow`` over a DataFrame of paths)
+   calls :func:`sources.parse_file` and yields Arrow batches of canonical events,
+   written as Parquet to ``out/events/``. Each task's ParseReport comes back in an
+   accumulator keyed by file index, so a re-run task replaces its entry instead of
+   counting twice;
+2. **topics**: the TOPIC_METADATA events (small) are collected and broadcast;
+3. **replay**: events repartitioned by (cluster_id, group_id), then
+   ``groupBy(...).applyInArrow`` replays each group once with the pure model and
+   returns every derived table in one Arrow table (:data:`tasks.OUTPUT_SCHEMA`),
+   cached and written as one Parquet directory per table, ``out/<table>/``;
+4. **collect** + **report**: what the report needs (all summaries and episodes, the
+   busiest groups' generations, moves and what-ifs) comes to the driver.
+
+The per-task work itself lives in :mod:`rebalance_lab.replay.tasks` (pure Arrow).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+from urllib.parse import urlparse
+
+import pyarrow as pa
+from pyspark import StorageLevel
+from pyspark.accumulators import AccumulatorParam
+from pyspark.broadcast import Broadcast
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import StructType
+
+from rebalance_lab.replay import events as ev
+from rebalance_lab.replay import tables, tasks
+from rebalance_lab.replay.diagnostics import ParseReport
+from rebalance_lab.replay.inputs import expand_inputs
+from rebalance_lab.replay.progress import Phases
+from rebalance_lab.replay.timeline import sort_key
+
+APP_NAME = "rebalance-lab replay"
+LOOPBACK = "127.0.0.1"
+
+#: Groups whose generations, moves and what-ifs go to the report in full (the busiest, by episodes).
+BUSY_GROUPS = 20
+#: Nested columns the report does not read, left in the Parquet only.
+_REPORT_DROPS = {"group_generations": ("members",), "whatif_results": ("assignment",)}
+#: Events per replay partition aimed at; more partitions than cores balance storm groups.
+EVENTS_PER_PARTITION = 100_000
+MIN_EVENTS_PER_PARTITION = 2_000
+
+# Root at WARN, the level Spark's shell logic expects (any other makes it print "Setting default log level"),
+# with the start-up warnings of a laptop run silenced; build_session lowers it to ERROR once started.
+_LOG4J2 = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{HH:mm:ss} %p %c{1}: %m%n
+logger.native.name = org.apache.hadoop.util.NativeCodeLoader
+logger.native.level = error
+logger.utils.name = org.apache.spark.util.Utils
+logger.utils.level = error
+"""
+
+
+# --- the session ----------------------------------------------------------------------------------------------------
+
+def is_loopback_master(master: str) -> bool:
+    """local[...] runs in this process; a standalone master on loopback keeps its workers there too."""
+    if master.startswith("local"):
+        return True
+    host = urlparse(master).hostname
+    return host in ("127.0.0.1", "localhost", "::1")
+
+
+def build_session(master: str | None = "local[*]", *, shuffle_partitions: int | None = None,
+                  app_name: str = APP_NAME, conf: Mapping[str, str] | None = None) -> SparkSession:
+    """A SparkSession for the replay. ``master=None`` takes the master spark-submit was given (spec §6.6).
+
+    Session zone UTC, UI and console progress bar off, log level ERROR (also while the
+    JVM starts), Parquet timestamps as microseconds. When we launch the driver
+    ourselves (``master`` given) Python workers run this interpreter, and a local or
+    loopback master binds the driver to 127.0.0.1. ``conf`` overrides any of these.
+    """
+    settings: dict[str, str] = {
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+    }
+    builder = SparkSession.builder.appName(app_name)
+    if master is not None:
+        builder = builder.master(master)
+        settings.update(_launch_settings(master))
+    if shuffle_partitions is not None:
+        settings["spark.sql.shuffle.partitions"] = str(shuffle_partitions)
+        settings["spark.default.parallelism"] = str(shuffle_partitions)
+    settings.update(conf or {})
+    if master is not None:
+        # The executors' interpreter: ours unless the caller named one (e.g. a packed venv on a cluster).
+        os.environ["PYSPARK_PYTHON"] = settings.setdefault("spark.pyspark.python", sys.executable)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark
+
+
+def _launch_settings(master: str) -> dict[str, str]:
+    log_config = f"-Dlog4j2.configurationFile={_log4j2_file().as_uri()}"
+    settings = {"spark.driver.extraJavaOptions": log_config, "spark.executor.extraJavaOptions": log_config}
+    if master.startswith("local"):
+        # In local mode the driver JVM is the executor too: Spark's default 1g heap spends its time in GC.
+        settings["spark.driver.memory"] = _local_driver_memory()
+    if is_loopback_master(master):
+        # Without these the driver advertises the machine's address (spec §6.2).
+        os.environ.setdefault("SPARK_LOCAL_IP", LOOPBACK)
+        settings["spark.driver.bindAddress"] = LOOPBACK
+        settings["spark.driver.host"] = LOOPBACK
+    return settings
+
+
+def _local_driver_memory() -> str:
+    """A quarter of the machine's memory, between 1 and 8 GiB."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError):
+        return "2g"
+    return f"{max(1, min(8, total // 4 // 2**30))}g"
+
+
+def _log4j2_file() -> Path:
+    """A log4j2 configuration at ERROR, so the JVM's start-up warnings stay off the terminal."""
+    path = Path(tempfile.gettempdir()) / f"rebalance-lab-log4j2-{os.getuid()}.properties"
+    if not path.exists() or path.read_text() != _LOG4J2:
+        path.write_text(_LOG4J2)
+    return path
+
+
+def spark_schema(schema: pa.Schema) -> StructType:
+    """The Spark schema of an Arrow one (``timestamp[us, UTC]`` becomes TimestampType in the UTC session)."""
+    result: StructType = from_arrow_schema(schema, prefer_timestamp_ntz=False)
+    return result
+
+
+EVENTS_SPARK_SCHEMA = spark_schema(ev.ARROW_SCHEMA)
+OUTPUT_SPARK_SCHEMA = spark_schema(tasks.OUTPUT_SCHEMA)
+FILES_SPARK_SCHEMA = spark_schema(tasks.FILES_SCHEMA)
+
+
+# --- what runs in the tasks ------------------------------------------------------------------------------------------
+
+class _ReportsParam(AccumulatorParam[dict[int, dict[str, Any]]]):
+    """Per-file ParseReports (as dicts) keyed by file index: merging is a dict update, so it is idempotent."""
+
+    def zero(self, value: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
+        return {}
+
+    def addInPlace(self, value1: dict[int, dict[str, Any]],
+                   value2: dict[int, dict[str, Any]]) -> dict[int, dict[str, Any]]:
+        value1.update(value2)
+        return value1
+
+
+@dataclass(frozen=True)
+class _ParseTask:
+    settings: tasks.ParseSettings
+    reports: Any  # pyspark Accumulator[dict[int, dict]]; pickled into the task, added to on the executor
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        def send(file_idx: int, report: dict[str, Any]) -> None:
+            self.reports.add({file_idx: report})
+
+        yield from tasks.parse_files(batches, self.settings, send)
+
+
+def _replay_task(topics: Broadcast[dict[str, list[dict[str, Any]]]],
+                 whatif: tuple[str, ...]) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Table]:
+    """The function applyInArrow runs per group. A plain function with resolvable type hints: pyspark reads
+    them to pick the Arrow UDF kind, and counts the parameters (a partial or a callable object breaks both)."""
+
+    def replay(key: tuple[pa.Scalar, ...], table: pa.Table) -> pa.Table:
+        return tasks.replay_arrow(key, table, topics.value, whatif)
+
+    return replay
+
+
+def _to_json_lines(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Canonical JSONL rows (events.to_json, ISO times, nulls left out) from event batches."""
+    for batch in batches:
+        lines = [ev.to_json(event) for event in ev.from_arrow(pa.Table.from_batches([batch]))]
+        yield pa.RecordBatch.from_arrays([pa.array(lines, pa.string())], names=["value"])
+
+
+# --- the pipeline ---------------------------------------------------------------------------------------------------
+
+@dataclass
+class SparkResult:
+    out_dir: Path
+    parse_report: ParseReport
+    rows: dict[str, int]  # rows written per table
+    phases: dict[str, float]  # seconds per phase, in order
+    meta: dict[str, Any]
+    errors: list[dict[str, Any]] = field(default_factory=list)  # groups whose replay raised
+    report_path: Path | None = None
+    summary: str = ""
+
+
+@dataclass
+class _Run:
+    spark: SparkSession
+    out: Path
+    phases: Phases
+
+    @property
+    def sc(self) -> Any:
+        return self.spark.sparkContext
+
+    def path(self, name: str) -> str:
+        return str(self.out / name)
+
+    @contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        with self.phases.phase(name):
+            self.sc.setJobGroup(name, f"{APP_NAME}: {name}")
+            try:
+                yield
+            finally:
+                self.sc.setLocalProperty("spark.jobGroup.id", None)
+
+
+def run_spark(spark: SparkSession, inputs: Sequence[str], *, fmt: str = "auto", tz: str = "UTC",
+              cluster_id: str = "default", whatif: Sequence[str] = (), out_dir: Path,
+              progress: TextIO | None = None, events_jsonl: bool = False, report: bool = True) -> SparkResult:
+    """Parse ``inputs``, replay every group, write ``out_dir/<table>/`` Parquet and (``report``) the report.
+
+    ``progress`` is where the phase/task progress line goes (stderr in the CLI; None for none).
+    """
+    files = expand_inputs(inputs)
+    out = Path(out_dir).resolve()
+    out.mkdir(parents=True, exist_ok=True)
+    settings = tasks.ParseSettings(fmt=fmt, tz=tz, cluster_id=cluster_id)
+    phases = Phases(progress, task_counts=lambda name: task_counts(spark, name))
+    run = _Run(spark, out, phases)
+    with phases:
+        with run.phase("parse"):
+            parse_report = _parse(run, files, settings)
+        if events_jsonl:
+            with run.phase("events-jsonl"):
+                _write_events_jsonl(run)
+        with run.phase("topics"):
+            topics = _topics(run)
+        partitions = replay_partitions(parse_report.events, run.sc.defaultParallelism)
+        with run.phase("replay"):
+            result = _replay(run, topics, tuple(whatif), partitions)
+        try:
+            with run.phase("write"):
+                rows = _write_tables(run, result)
+            with run.phase("collect"):
+                collected, errors = _collect(result)
+        finally:
+            result.unpersist()
+            topics.unpersist()
+        meta = _meta(run, inputs, files, settings, whatif, partitions, rows, parse_report, collected)
+        meta["errors"] = errors
+        outcome = SparkResult(out, parse_report, rows, phases.durations(), meta, errors)
+        if report:
+            with run.phase("report"):
+                outcome.report_path = _write_report(outcome, collected)
+    outcome.phases = phases.durations()
+    if report:
+        outcome.meta["timings"] = dict(outcome.phases)
+        outcome.summary = _summary(outcome, collected)
+    return outcome
+
+
+def task_counts(spark: SparkSession, group: str) -> tuple[int, int]:
+    """Completed and total tasks of the running stages of job group ``group`` (for the progress line)."""
+    tracker = spark.sparkContext.statusTracker()
+    active = set(tracker.getActiveStageIds())
+    completed = total = 0
+    for job_id in tracker.getJobIdsForGroup(group):
+        job = tracker.getJobInfo(job_id)
+        for stage_id in (job.stageIds if job is not None else ()):
+            stage = tracker.getStageInfo(stage_id) if stage_id in active else None
+            if stage is not None:
+                completed += stage.numCompletedTasks
+                total += stage.numTasks
+    return completed, total
+
+
+def replay_partitions(n_events: int, parallelism: int) -> int:
+    """Shuffle partitions for the replay: a few per core, more for big inputs, fewer for tiny ones."""
+    wanted = max(2 * parallelism, math.ceil(n_events / EVENTS_PER_PARTITION))
+    return max(1, min(wanted, math.ceil(n_events / MIN_EVENTS_PER_PARTITION)))
+
+
+def _display_name(path: str) -> str:
+    """The file's name in ``source_ref``: relative to the working directory when below it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def _parse(run: _Run, files: list[str], settings: tasks.ParseSettings) -> ParseReport:
+    reports = run.sc.accumulator({}, _ReportsParam())
+    rows = [(idx, path, _display_name(path)) for idx, path in enumerate(files)]
+    paths = run.spark.createDataFrame(run.sc.parallelize(rows, len(rows)), FILES_SPARK_SCHEMA)
+    parsed = paths.mapInArrow(_ParseTask(settings, reports), EVENTS_SPARK_SCHEMA)
+    parsed.write.mode("overwrite").parquet(run.path("events"))
+    return tasks.merge_reports(reports.value)
+
+
+def _events(run: _Run) -> DataFrame:
+    return run.spark.read.schema(EVENTS_SPARK_SCHEMA).parquet(run.path("events"))
+
+
+def _write_events_jsonl(run: _Run) -> None:
+    lines = _events(run).mapInArrow(_to_json_lines, "value string")
+    lines.write.mode("overwrite").text(run.path("events_jsonl"))
+
+
+def _topics(run: _Run) -> Broadcast[dict[str, list[dict[str, Any]]]]:
+    """Each cluster's TOPIC_METADATA events, shipped to every replay task once."""
+    metadata = _events(run).filter(F.col("event_type") == "TOPIC_METADATA").toArrow()
+    by_cluster: dict[str, list[dict[str, Any]]] = {}
+    for event in sorted(ev.from_arrow(metadata), key=sort_key):
+        by_cluster.setdefault(event.get("cluster_id", ""), []).append(event)
+    return run.sc.broadcast(by_cluster)
+
+
+def _replay(run: _Run, topics: Broadcast[dict[str, list[dict[str, Any]]]], whatif: tuple[str, ...],
+            partitions: int) -> DataFrame:
+    """Every group replayed once; the cached result feeds the table writes and the report."""
+    # As the single-process runner: TOPIC_METADATA is cluster-wide input, every other event with a group is replayed.
+    grouped = (_events(run).filter(F.col("group_id").isNotNull() & (F.col("event_type") != "TOPIC_METADATA"))
+               .repartition(partitions, "cluster_id", "group_id")
+               .groupBy("cluster_id", "group_id"))
+    result = grouped.applyInArrow(_replay_task(topics, whatif), OUTPUT_SPARK_SCHEMA)
+    result = result.persist(StorageLevel.MEMORY_AND_DISK)
+    result.count()
+    return result
+
+
+def _table(result: DataFrame, name: str) -> DataFrame:
+    return result.filter(F.col("table") == name).select(f"`{name}`.*")
+
+
+def _write_tables(run: _Run, result: DataFrame) -> dict[str, int]:
+    counts = {str(row["table"]): int(row["count"]) for row in result.groupBy("table").count().collect()}
+    for name in tables.TABLES:
+        _table(result, name).write.mode("overwrite").parquet(run.path(name))
+    return {name: counts.get(name, 0) for name in (*tables.TABLES, tasks.ERROR_TABLE)}
+
+
+def _rows(frame: DataFrame) -> list[dict[str, Any]]:
+    return tables.from_arrow(frame.toArrow())
+
+
+def _collect(result: DataFrame) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+    """What the report reads: every group's summary, episodes, generations and what-ifs (without the nested
+    member and assignment lists, which it does not draw), and the partition moves of the busiest groups."""
+    collected = {name: _rows(_table(result, name).drop(*_REPORT_DROPS.get(name, ())))
+                 for name in ("group_summary", "rebalance_episodes", "group_generations", "whatif_results")}
+    busy = sorted(collected["group_summary"],
+                  key=lambda r: (-(r.get("episodes") or 0), r["cluster_id"], r["group_id"]))[:BUSY_GROUPS]
+    busy_keys = {(r["cluster_id"], r["group_id"]) for r in busy}
+    moves = _rows(_table(result, "partition_moves").filter(F.col("group_id").isin(sorted({g for _, g in busy_keys}))))
+    collected["partition_moves"] = [r for r in moves if (r["cluster_id"], r["group_id"]) in busy_keys]
+    return collected, _rows(_table(result, tasks.ERROR_TABLE))
+
+
+def _meta(run: _Run, inputs: Sequence[str], files: list[str], settings: tasks.ParseSettings,
+          whatif: Sequence[str], partitions: int, rows: dict[str, int], parse_report: ParseReport,
+          collected: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """The run described for the report (the keys :mod:`rebalance_lab.replay.report` reads, and more)."""
+    timings = run.phases.durations()
+    busy = sorted({(r["cluster_id"], r["group_id"]) for r in collected["partition_moves"]})
+    return {
+        "runner": "spark",
+        "master": run.sc.master,
+        "spark_version": run.spark.version,
+        "app_id": run.sc.applicationId,
+        "parallelism": run.sc.defaultParallelism,
+        "replay_partitions": partitions,
+        "inputs": list(inputs),
+        "files": len(files),
+        "format": settings.fmt,
+        "formats": sorted(parse_report.by_format),
+        "tz": settings.tz,
+        "cluster_id": settings.cluster_id,
+        "whatif_assignors": list(whatif),
+        "out_dir": str(run.out),
+        "timings": timings,
+        "seconds": round(sum(timings.values()), 3),
+        "counts": {"files": len(files), "events": parse_report.events, **rows},
+        "busy_groups": [list(key) for key in busy],
+    }
+
+
+def _write_report(outcome: SparkResult, collected: dict[str, list[dict[str, Any]]]) -> Path:
+    from rebalance_lab.replay.report import write_report
+
+    path = write_report(outcome.out_dir, collected, outcome.parse_report, outcome.meta)
+    outcome.meta["report"] = str(path)
+    return path
+
+
+def _summary(outcome: SparkResult, collected: dict[str, list[dict[str, Any]]]) -> str:
+    from rebalance_lab.replay.report import terminal_summary
+
+    return terminal_summary(collected, outcome.parse_report, outcome.meta)

@@ -1,0 +1,158 @@
+"""What one Spark task does, as pure functions over Arrow: no pyspark here, so they are tested without Spark.
+
+* :func:`parse_files` turns rows of input files into record batches of canonical
+  events (:data:`events.ARROW_SCHEMA`), and hands each file's
+  :class:`~rebalance_lab.replay.diagnostics.ParseReport` to a callback (the Spark
+  pipeline sends it to the driver in an accumulator).
+* :func:`replay_arrow` replays one group: its events as an Arrow table in, ONE
+  Arrow table out that carries the rows of every derived table (:data:`OUTPUT_SCHEMA`:
+  a ``table`` name column, one struct column per table, exactly one of them set per
+  row), so a group is replayed once however many tables are written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+
+from rebalance_lab.replay import events as ev
+from rebalance_lab.replay import tables
+from rebalance_lab.replay.diagnostics import ParseReport
+
+#: Events per record batch a parse task yields (Spark's own Arrow batch size, spec §6.1).
+BATCH_EVENTS = 10_000
+
+#: The input of a parse task: one row per file.
+FILES_SCHEMA = pa.schema([("file_idx", pa.int32()), ("path", pa.string()), ("name", pa.string())])
+
+#: A group whose replay raised: the run goes on, the error is reported.
+ERROR = pa.struct([("cluster_id", pa.string()), ("group_id", pa.string()), ("error", pa.string())])
+ERROR_TABLE = "replay_errors"
+
+OUTPUT_SCHEMA = pa.schema([
+    ("table", pa.string()),
+    *[(name, pa.struct(list(schema))) for name, schema in tables.TABLES.items()],
+    (ERROR_TABLE, ERROR),
+])
+
+ReportSink = Callable[[int, dict[str, Any]], None]
+
+
+@dataclass(frozen=True)
+class ParseSettings:
+    fmt: str = "auto"
+    tz: str = "UTC"
+    cluster_id: str = "default"
+
+
+# --- parse ----------------------------------------------------------------------------------------------------------
+
+def parse_files(batches: Iterable[pa.RecordBatch], settings: ParseSettings,
+                on_report: ReportSink) -> Iterator[pa.RecordBatch]:
+    """Events of every file named in ``batches`` (:data:`FILES_SCHEMA` rows), ~:data:`BATCH_EVENTS` per batch."""
+    pending: list[dict[str, Any]] = []
+    for batch in batches:
+        rows = zip(batch.column("file_idx").to_pylist(), batch.column("path").to_pylist(),
+                   batch.column("name").to_pylist(), strict=True)
+        for file_idx, path, name in rows:
+            report = ParseReport()
+            for event in _events_of(path, name, settings, report):
+                pending.append(event)
+                if len(pending) >= BATCH_EVENTS:
+                    yield from ev.to_arrow(pending).to_batches()
+                    pending = []
+            on_report(file_idx, report.to_dict())
+    if pending:
+        yield from ev.to_arrow(pending).to_batches()
+
+
+def _events_of(path: str, name: str, settings: ParseSettings, report: ParseReport) -> Iterator[dict[str, Any]]:
+    """One file's events; a file that cannot be read or recognised is reported, and the job goes on."""
+    from rebalance_lab.replay.sources import SourceContext, UnknownFormatError, parse_file
+
+    ctx = SourceContext(name=name, tz=settings.tz, cluster_id=settings.cluster_id, report=report)
+    try:
+        yield from parse_file(path, settings.fmt, ctx)
+    except UnknownFormatError as exc:
+        report.unparsable(name, "unknown format", str(exc))
+    except OSError as exc:  # vanished or unreadable since the driver listed it
+        report.unparsable(name, "unreadable file", str(exc))
+
+
+def merge_reports(by_file: dict[int, dict[str, Any]]) -> ParseReport:
+    """The run's report from the per-file ones, in file order (so the samples are deterministic)."""
+    total = ParseReport()
+    for file_idx in sorted(by_file):
+        total.merge(ParseReport.from_dict(by_file[file_idx]))
+    return total
+
+
+# --- replay ---------------------------------------------------------------------------------------------------------
+
+Replay = Callable[..., dict[str, list[dict[str, Any]]]]
+
+
+def replay_arrow(key: Sequence[Any], table: pa.Table, topics: dict[str, list[dict[str, Any]]],
+                 whatif: Sequence[str], replay: Replay | None = None) -> pa.Table:
+    """Replay one (cluster_id, group_id) group; ``topics`` maps a cluster id to its TOPIC_METADATA events."""
+    cluster_id, group_id = (k.as_py() if isinstance(k, pa.Scalar) else k for k in key)
+    run = replay if replay is not None else _model_replay()
+    group_events = ordered(ev.from_arrow(_without_empty_columns(table)))
+    try:
+        result = run(group_events, topics.get(cluster_id, []), whatif=tuple(whatif))
+    except Exception as exc:  # one group's failure is reported, not fatal to a run over thousands
+        return combine({ERROR_TABLE: [{"cluster_id": cluster_id, "group_id": group_id,
+                                       "error": f"{type(exc).__name__}: {exc}"}]})
+    return combine(result)
+
+
+def _without_empty_columns(table: pa.Table) -> pa.Table:
+    """Columns with no value in this group skipped (from_arrow leaves nulls out anyway; most are empty)."""
+    return table.select([i for i, column in enumerate(table.columns) if column.null_count < table.num_rows])
+
+
+def _model_replay() -> Replay:
+    from rebalance_lab.replay.model import replay_group
+
+    return replay_group
+
+
+def ordered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Events in a total order that does not depend on how Spark shuffled them: time, then the source's own
+    sequence, then where they came from (the model sorts again by its causal rank; this only fixes the input)."""
+    return sorted(events, key=lambda e: (e["ts"], e.get("seq") or 0, e.get("source_ref") or "",
+                                         e.get("event_type") or ""))
+
+
+def combine(result: dict[str, list[dict[str, Any]]]) -> pa.Table:
+    """Rows of several tables as one :data:`OUTPUT_SCHEMA` table (each row sets one struct column).
+
+    Each struct column is built in one ``pa.array`` call over the rows padded with None (a null
+    struct): per group, that is several times cheaper than a Table per table plus concatenation.
+    """
+    present = [(field, result.get(field.name) or []) for field in list(OUTPUT_SCHEMA)[1:]]
+    names = [field.name for field, rows in present for _ in rows]
+    total = len(names)
+    columns: list[pa.Array] = [pa.array(names, pa.string())]
+    before = 0
+    for field, rows in present:
+        if rows:
+            columns.append(pa.array([None] * before + rows + [None] * (total - before - len(rows)), field.type))
+        else:
+            columns.append(pa.nulls(total, field.type))
+        before += len(rows)
+    return pa.Table.from_arrays(columns, schema=OUTPUT_SCHEMA)
+
+
+def split(table: pa.Table) -> dict[str, list[dict[str, Any]]]:
+    """The inverse of :func:`combine`, for tests and the single-process comparison: rows per table."""
+    out: dict[str, list[dict[str, Any]]] = {}
+    names = table.column("table").to_pylist()
+    for name in dict.fromkeys(names):
+        mask = pa.array([n == name for n in names])
+        part = pa.Table.from_struct_array(table.filter(mask).column(name).combine_chunks())
+        out[name] = tables.from_arrow(part)
+    return out

@@ -1,0 +1,33 @@
+"""One SparkSession for every replay test (spec §6.2): local[2], two shuffle partitions, UI off, loopback.
+
+A test that needs Spark fails, never skips, when Java or pyspark is missing: the replay's
+Spark path is part of the product. The recording of :mod:`tests.replay.scenario` is made
+once per session too (it plays real group members against the emulator for a few seconds).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.replay.scenario import record
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    from rebalance_lab.replay.spark import build_session
+
+    session = build_session("local[2]", shuffle_partitions=2, app_name="rebalance-lab replay tests")
+    try:
+        yield session
+    finally:
+        session.stop()
+
+
+@pytest.fixture(scope="session")
+def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The scenario's recording (JSON Lines, rbl-event/1)."""
+    return record(tmp_path_factory.mktemp("recording") / "scenario.jsonl")
