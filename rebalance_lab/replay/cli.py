@@ -103,7 +103,7 @@ def check_format(fmt: str) -> None:
         return
     from rebalance_lab.replay import sources
 
-    sources._load()  # adapters register themselves as their modules import
+    sources.load_adapters()  # adapters register themselves as their modules import
     if fmt not in sources.FORMATS:
         known = ", ".join(sorted(sources.FORMATS)) or "none"
         raise UsageError(f"format {fmt!r} has no adapter in this build (available: {known})")

@@ -217,23 +217,28 @@ def to_arrow(events: Iterable[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist([_storable(event) for event in events], schema=ARROW_SCHEMA)
 
 
-def from_arrow(table: pa.Table) -> list[dict[str, Any]]:
-    """A table with the canonical columns back to in-memory events (``ts`` as int µs, nulls dropped)."""
+def python_columns(table: pa.Table) -> dict[str, list[Any]]:
+    """Each column of ``table`` as a Python list: timestamps as int epoch microseconds, maps as dicts."""
     columns = {}
     for name in table.column_names:
         column = table.column(name)
         if pa.types.is_timestamp(column.type):
             column = column.cast(pa.int64())
-        columns[name] = column.to_pylist()
+        values = column.to_pylist()
+        if pa.types.is_map(column.type):
+            values = [dict(v) if v is not None else None for v in values]
+        columns[name] = values
+    return columns
+
+
+def from_arrow(table: pa.Table) -> list[dict[str, Any]]:
+    """A table with the canonical columns back to in-memory events (``ts`` as int µs, nulls dropped)."""
+    columns = python_columns(table)
     names = list(columns)
-    events = []
-    for values in zip(*(columns[name] for name in names), strict=True):
-        event = {name: value for name, value in zip(names, values, strict=True) if value is not None}
-        topic_partitions = event.get("topic_partitions")
-        if isinstance(topic_partitions, list):
-            event["topic_partitions"] = dict(topic_partitions)
-        events.append(event)
-    return events
+    return [
+        {name: value for name, value in zip(names, values, strict=True) if value is not None}
+        for values in zip(*(columns[name] for name in names), strict=True)
+    ]
 
 
 def iter_jsonl(lines: Iterable[str]) -> Iterator[dict[str, Any]]:

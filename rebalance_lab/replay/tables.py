@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from rebalance_lab.replay.events import MEMBER, TP_LIST, TS
+from rebalance_lab.replay.events import MEMBER, TP_LIST, TS, python_columns
 
 _KEY = [("cluster_id", pa.string()), ("group_id", pa.string())]
 MEMBER_ASSIGNMENT = pa.struct([("member_id", pa.string()), ("partitions", TP_LIST)])
@@ -142,14 +142,6 @@ def to_arrow(name: str, rows: list[dict[str, Any]]) -> pa.Table:
 
 def from_arrow(table: pa.Table) -> list[dict[str, Any]]:
     """A table back to row dicts (timestamps as epoch microseconds, maps as dicts)."""
-    columns = {}
-    for name in table.column_names:
-        column = table.column(name)
-        if pa.types.is_timestamp(column.type):
-            column = column.cast(pa.int64())
-        values = column.to_pylist()
-        if pa.types.is_map(column.type):
-            values = [dict(v) if v is not None else None for v in values]
-        columns[name] = values
+    columns = python_columns(table)
     names = list(columns)
     return [dict(zip(names, values, strict=True)) for values in zip(*(columns[n] for n in names), strict=True)]

@@ -81,7 +81,7 @@ def detect(lines: list[str]) -> str:
     The sniffers are mutually exclusive (each sample format is tested against all of them), so
     the registry's order does not matter.
     """
-    _load()
+    load_adapters()
     for fmt in FORMATS.values():
         if fmt.sniff(lines):
             return fmt.name
@@ -93,7 +93,7 @@ def detect(lines: list[str]) -> str:
 
 def parse_file(path: str | Path, fmt: str, ctx: SourceContext) -> Iterator[dict[str, Any]]:
     """Canonical events of one file; ``fmt`` may be ``auto``."""
-    _load()
+    load_adapters()
     ctx.report.files += 1
     with open_text(path) as stream:
         lines = _readable(stream, ctx)
@@ -113,7 +113,7 @@ def _readable(stream: IO[str], ctx: SourceContext) -> Iterator[str]:
         ctx.report.unparsable(ctx.name, "unreadable input (truncated or corrupt gzip?)", f"{type(exc).__name__}: {exc}")
 
 
-def _load() -> None:
+def load_adapters() -> None:
     """Import the adapter modules (each registers itself)."""
     from rebalance_lab.replay.sources import (  # noqa: F401
         broker_log,

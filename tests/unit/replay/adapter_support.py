@@ -10,11 +10,11 @@ from zoneinfo import ZoneInfo
 
 from rebalance_lab.replay.diagnostics import ParseReport
 from rebalance_lab.replay.events import check
-from rebalance_lab.replay.sources import FORMATS, SourceContext, _load, parse_file
+from rebalance_lab.replay.sources import FORMATS, SourceContext, load_adapters, parse_file
 
 SAMPLES = Path(__file__).parent / "samples"
 
-_load()
+load_adapters()
 
 
 def parse_sample(name: str, fmt: str = "auto", **context: Any) -> tuple[list[dict[str, Any]], ParseReport]:
