@@ -14,9 +14,11 @@
    events some production source records count: the emulator also records every member's
    rejoin (MEMBER_JOIN_REQUEST), which no broker logs at INFO; those are generated (and kept
    in ``--inputs jsonl``) but not counted, so N is about the number of events the parse yields.
-2. **Write** them as production would have them: broker ``server.log`` files (half Kafka 4.x
-   Java coordinator lines, half Kafka 3.x Scala, with unrelated broker lines interleaved)
-   and ``kafka-dump-log --offsets-decoder`` files for the GenerationSnapshots, via the
+2. **Write** them as production would have them: each group on the broker leading its
+   ``__consumer_offsets`` partition (Kafka's hash rule), broker ``server.log`` files rotated
+   hourly (half Kafka 4.x Java coordinator lines, half Kafka 3.x Scala, with unrelated broker
+   lines interleaved) and one ``kafka-dump-log --offsets-decoder`` file per offsets partition
+   for the GenerationSnapshots, via the
    renderers of :mod:`rebalance_lab.observe.formats` (``--inputs jsonl`` writes canonical
    JSON Lines instead). The inputs are kept in ``--work`` and reused by the next run.
 3. **Time** :func:`rebalance_lab.replay.spark.run_spark` on ``local[2]`` and
@@ -38,7 +40,6 @@ import shutil
 import sys
 import time
 import uuid
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -55,6 +56,7 @@ from rebalance_lab.clients.assignors import (  # noqa: E402
     TopicPartition,
     get_assignor,
 )
+from rebalance_lab.coordinator.routing import partition_for  # noqa: E402
 
 BASE_MS = 1_790_000_000_000  # 2026-09-21, a day of production
 DAY_MS = 86_400_000
@@ -64,7 +66,6 @@ TOPIC_POOL = 400
 STORM_SHARE = 0.02  # groups in a crash loop
 STATIC_SHARE = 0.25  # groups whose members all have a group.instance.id
 BROKERS = 8  # server.log files: brokers 0-3 run the Java coordinator (4.x), 4-7 the Scala one (3.x)
-DUMP_FILES = 4  # dump-log files, each the segments of a quarter of the offsets partitions
 OFFSETS_PARTITIONS = 50
 
 
@@ -309,8 +310,10 @@ def generate(n_events: int, n_groups: int, seed: int) -> Iterator[list[dict[str,
 
 # --- inputs ---------------------------------------------------------------------------------------------------------
 
-def _broker_of(group_id: str) -> int:
-    return zlib.crc32(group_id.encode()) % BROKERS
+def _coordinator(group_id: str) -> tuple[int, int]:
+    """(offsets partition, broker): Kafka's hash rule, partition leaders spread over the brokers."""
+    partition = partition_for(group_id, OFFSETS_PARTITIONS)
+    return partition, partition % BROKERS
 
 
 def write_inputs(work: Path, n_events: int, n_groups: int, seed: int, mode: str) -> tuple[list[Path], dict[str, int]]:
@@ -327,7 +330,7 @@ def write_inputs(work: Path, n_events: int, n_groups: int, seed: int, mode: str)
         counts["rows"] += len(events)
         counts["evidence"] += sum(e.get("reason_code") != "member_metadata_change" for e in events)
         counts["generations"] += sum(e["event_type"] == "GENERATION_SNAPSHOT" for e in events)
-        per_file.setdefault(f"broker-{_broker_of(events[0]['group_id'])}", []).extend(events)
+        per_file.setdefault(f"broker-{_coordinator(events[0]['group_id'])[1]}", []).extend(events)
     files = _write_jsonl(work, per_file) if mode == "jsonl" else _write_rendered(work, per_file)
     marker.write_text(json.dumps({"files": [str(p) for p in files], "counts": counts}))
     return files, counts
@@ -338,6 +341,8 @@ def _in_time_order(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _write_rendered(work: Path, per_file: dict[str, list[dict[str, Any]]]) -> list[Path]:
+    """Each broker's server.log rotated hourly, as Kafka's log4j configuration does (``server.log.YYYY-MM-DD-HH``),
+    and one dump per ``__consumer_offsets`` partition, as ``kafka-dump-log --files`` is run per segment."""
     from rebalance_lab.observe.formats import render
 
     files = []
@@ -346,21 +351,41 @@ def _write_rendered(work: Path, per_file: dict[str, list[dict[str, Any]]]) -> li
         broker = int(name.split("-")[1])
         ordered = _in_time_order(events)
         flavour = "broker-log-java" if broker < BROKERS // 2 else "broker-log-scala"
-        path = work / "inputs" / f"server-{broker}.log"
-        with path.open("w") as out:
-            for line in render(ordered, flavour, broker_id=broker, noise=True):
-                out.write(line + "\n")
-        files.append(path)
+        files.extend(_write_hourly(work / "inputs" / f"broker-{broker}",
+                                   render(ordered, flavour, broker_id=broker, noise=True)))
         for event in ordered:
             if event["event_type"] in ("GENERATION_SNAPSHOT", "GROUP_EMPTY", "GROUP_DEAD"):
-                snapshots.setdefault(broker % DUMP_FILES, []).append(event)
-    for part, events in sorted(snapshots.items()):
-        path = work / "inputs" / f"offsets-dump-{part}.txt"
+                snapshots.setdefault(_coordinator(event["group_id"])[0], []).append(event)
+    for partition, events in sorted(snapshots.items()):
+        path = work / "inputs" / f"__consumer_offsets-{partition}.dump.txt"
         with path.open("w") as out:
             for line in render(_in_time_order(events), "dump-log", offsets_partitions=OFFSETS_PARTITIONS):
                 out.write(line + "\n")
         files.append(path)
     return files
+
+
+def _write_hourly(directory: Path, lines: Iterator[str]) -> list[Path]:
+    """Lines split by the hour of their ``[yyyy-MM-dd HH:mm:ss,SSS]`` stamp; a line without one stays with the last."""
+    directory.mkdir(parents=True, exist_ok=True)
+    files: list[Path] = []
+    hour = ""
+    out = None
+    try:
+        for line in lines:
+            stamp = line[1:14] if line.startswith("[") and line[11:12] == " " else hour
+            if stamp != hour or out is None:
+                if out is not None:
+                    out.close()
+                hour = stamp
+                path = directory / f"server.log.{stamp.replace(' ', '-') or 'unstamped'}"
+                files.append(path)
+                out = path.open("a")
+            out.write(line + "\n")
+    finally:
+        if out is not None:
+            out.close()
+    return sorted(set(files))
 
 
 def _write_jsonl(work: Path, per_file: dict[str, list[dict[str, Any]]]) -> list[Path]:
@@ -448,7 +473,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="where inputs and outputs go (default: a directory per size under /tmp)")
     parser.add_argument("--skip-single", action="store_true", help="time only the Spark run")
     args = parser.parse_args(argv)
-    work = args.work or Path(f"/tmp/rebalance-lab-replay-scale/{args.inputs}-{args.events}-{args.groups}-{args.seed}")
+    layout = f"{args.inputs}-v2-{args.events}-{args.groups}-{args.seed}"  # v2: hourly logs, a dump per partition
+    work = args.work or Path("/tmp/rebalance-lab-replay-scale") / layout
 
     begun = time.perf_counter()
     files, counts = write_inputs(work, args.events, args.groups, args.seed, args.inputs)

@@ -24,6 +24,7 @@ import pyarrow.parquet as pq
 from rebalance_lab.replay import events as ev
 from rebalance_lab.replay import tables
 from rebalance_lab.replay.diagnostics import ParseReport
+from rebalance_lab.replay.gcpolicy import batch_gc
 from rebalance_lab.replay.inputs import expand_inputs
 from rebalance_lab.replay.model import ReplayOptions, replay_group
 from rebalance_lab.replay.sources import SourceContext, parse_file
@@ -118,10 +119,12 @@ def run_local(inputs: Sequence[str | Path], fmt: str = "auto", *, tz: str = "UTC
     report = ParseReport()
     started = time.perf_counter()
     ctx_options = {"tz": tz, "cluster_id": cluster_id, "broker_id": broker_id, "options": dict(source_options or {})}
-    parsed = parse_inputs(inputs, fmt, ctx_options, report)
-    groups, topics = split_groups(parsed)
+    with batch_gc():
+        parsed = parse_inputs(inputs, fmt, ctx_options, report)
+        groups, topics = split_groups(parsed)
     parsed_at = time.perf_counter()
-    rows, errors = replay_all(groups, topics, tuple(whatif), options)
+    with batch_gc():
+        rows, errors = replay_all(groups, topics, tuple(whatif), options)
     replayed_at = time.perf_counter()
     seconds = {"parse": parsed_at - started, "replay": replayed_at - parsed_at}
     target = Path(out_dir) if out_dir is not None else None

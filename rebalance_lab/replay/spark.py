@@ -4,16 +4,18 @@
 local, runs Python workers with this interpreter (spec §6.1, the ``PYSPARK_PYTHON``
 gotcha) and stays quiet. :func:`run_spark` is the pipeline:
 
-1. **parse**: one task per input file (``mapInArrow`` over a DataFrame of paths)
+1. **parse**: input files packed into tasks of about equal bytes (:func:`tasks.plan_parse_tasks`;
+   ``mapInArrow`` over a DataFrame of paths)
    calls :func:`sources.parse_file` and yields Arrow batches of canonical events,
    written as Parquet to ``out/events/``. Each task's ParseReport comes back in an
    accumulator keyed by file index, so a re-run task replaces its entry instead of
    counting twice;
 2. **topics**: the TOPIC_METADATA events (small) are collected and broadcast;
-3. **replay**: events repartitioned by (cluster_id, group_id), then
-   ``groupBy(...).applyInArrow`` replays each group once with the pure model and
-   returns every derived table in one Arrow table (:data:`tasks.OUTPUT_SCHEMA`),
-   cached and written as one Parquet directory per table, ``out/<table>/``;
+3. **replay**: events repartitioned by (cluster_id, group_id) and sorted within
+   each partition, so a group's rows are contiguous; ``mapInArrow`` replays each
+   group once with the pure model and returns every derived table in one Arrow
+   stream (:data:`tasks.OUTPUT_SCHEMA`), cached and written as one Parquet
+   directory per table, ``out/<table>/``;
 4. **collect** + **report**: what the report needs (all summaries and episodes, the
    busiest groups' generations, moves and what-ifs) comes to the driver.
 
@@ -26,7 +28,7 @@ import math
 import os
 import sys
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +36,7 @@ from typing import Any, TextIO
 from urllib.parse import urlparse
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark import StorageLevel
 from pyspark.accumulators import AccumulatorParam
 from pyspark.broadcast import Broadcast
@@ -101,6 +104,10 @@ def build_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
         "spark.ui.showConsoleProgress": "false",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.parquet.outputTimestampType": "TIMESTAMP_MICROS",
+        # Without this Spark measures the Arrow batch it is filling after every row it adds, and for the
+        # events' nested lists that walks the whole batch each time: 87 s instead of 38 s to hand 1M events to
+        # the replay's Python tasks. Batches stay bounded by maxRecordsPerBatch (10,000 rows).
+        "spark.sql.execution.arrow.maxBytesPerBatch": str(2**31 - 1),
     }
     builder = SparkSession.builder.appName(app_name)
     if master is not None:
@@ -188,15 +195,15 @@ class _ParseTask:
         yield from tasks.parse_files(batches, self.settings, send)
 
 
-def _replay_task(topics: Broadcast[dict[str, list[dict[str, Any]]]],
-                 whatif: tuple[str, ...]) -> Callable[[tuple[pa.Scalar, ...], pa.Table], pa.Table]:
-    """The function applyInArrow runs per group. A plain function with resolvable type hints: pyspark reads
-    them to pick the Arrow UDF kind, and counts the parameters (a partial or a callable object breaks both)."""
+@dataclass(frozen=True)
+class _ReplayTask:
+    """What mapInArrow runs per replay partition: every group in it, clustered by the sort before it."""
 
-    def replay(key: tuple[pa.Scalar, ...], table: pa.Table) -> pa.Table:
-        return tasks.replay_arrow(key, table, topics.value, whatif)
+    topics: Broadcast[dict[str, list[dict[str, Any]]]]
+    whatif: tuple[str, ...]
 
-    return replay
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        yield from tasks.replay_batches(batches, self.topics.value, self.whatif)
 
 
 def _to_json_lines(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -271,7 +278,7 @@ def run_spark(spark: SparkSession, inputs: Sequence[str], *, fmt: str = "auto", 
             with run.phase("write"):
                 rows = _write_tables(run, result)
             with run.phase("collect"):
-                collected, errors = _collect(result)
+                collected, errors = _collect(run)
         finally:
             result.unpersist()
             topics.unpersist()
@@ -317,11 +324,22 @@ def _display_name(path: str) -> str:
 
 def _parse(run: _Run, files: list[str], settings: tasks.ParseSettings) -> ParseReport:
     reports = run.sc.accumulator({}, _ReportsParam())
-    rows = [(idx, path, _display_name(path)) for idx, path in enumerate(files)]
-    paths = run.spark.createDataFrame(run.sc.parallelize(rows, len(rows)), FILES_SPARK_SCHEMA)
+    sizes = [_size(path) for path in files]
+    bins = [[(idx, files[idx], _display_name(files[idx])) for idx in chosen]
+            for chosen in tasks.plan_parse_tasks(sizes, run.sc.defaultParallelism)]
+    # One Spark partition per bin: parallelize the bins, then flatten each into its files' rows.
+    rdd = run.sc.parallelize(bins, len(bins)).flatMap(lambda rows: rows)
+    paths = run.spark.createDataFrame(rdd, FILES_SPARK_SCHEMA)
     parsed = paths.mapInArrow(_ParseTask(settings, reports), EVENTS_SPARK_SCHEMA)
     parsed.write.mode("overwrite").parquet(run.path("events"))
     return tasks.merge_reports(reports.value)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:  # the parse task reports it
+        return 0
 
 
 def _events(run: _Run) -> DataFrame:
@@ -346,10 +364,13 @@ def _replay(run: _Run, topics: Broadcast[dict[str, list[dict[str, Any]]]], whati
             partitions: int) -> DataFrame:
     """Every group replayed once; the cached result feeds the table writes and the report."""
     # As the single-process runner: TOPIC_METADATA is cluster-wide input, every other event with a group is replayed.
-    grouped = (_events(run).filter(F.col("group_id").isNotNull() & (F.col("event_type") != "TOPIC_METADATA"))
-               .repartition(partitions, "cluster_id", "group_id")
-               .groupBy("cluster_id", "group_id"))
-    result = grouped.applyInArrow(_replay_task(topics, whatif), OUTPUT_SPARK_SCHEMA)
+    # Partition by group, then sort so that each group's rows are contiguous: one Python call per partition
+    # replays its groups in turn (a groupBy().applyInArrow call per group costs the JVM several milliseconds of
+    # Arrow set-up for this nested schema, which dominated the run for 10,000 small groups).
+    clustered = (_events(run).filter(F.col("group_id").isNotNull() & (F.col("event_type") != "TOPIC_METADATA"))
+                 .repartition(partitions, "cluster_id", "group_id")
+                 .sortWithinPartitions("cluster_id", "group_id"))
+    result = clustered.mapInArrow(_ReplayTask(topics, whatif), OUTPUT_SPARK_SCHEMA)
     result = result.persist(StorageLevel.MEMORY_AND_DISK)
     result.count()
     return result
@@ -361,26 +382,34 @@ def _table(result: DataFrame, name: str) -> DataFrame:
 
 def _write_tables(run: _Run, result: DataFrame) -> dict[str, int]:
     counts = {str(row["table"]): int(row["count"]) for row in result.groupBy("table").count().collect()}
-    for name in tables.TABLES:
+    for name in (*tables.TABLES, tasks.ERROR_TABLE):
         _table(result, name).write.mode("overwrite").parquet(run.path(name))
     return {name: counts.get(name, 0) for name in (*tables.TABLES, tasks.ERROR_TABLE)}
 
 
-def _rows(frame: DataFrame) -> list[dict[str, Any]]:
-    return tables.from_arrow(frame.toArrow())
+def _read_table(run: _Run, name: str, drop: Sequence[str] = (),
+                filters: list[tuple[str, str, Any]] | None = None) -> list[dict[str, Any]]:
+    """Rows of a table this run wrote, read back with pyarrow: the output directory is the driver's (the report
+    is written there too), and pyarrow reads only the columns asked for, far cheaper than a Spark collect."""
+    path = run.out / name
+    schema = tables.TABLES.get(name, pa.schema(list(tasks.ERROR)))
+    columns = [f.name for f in schema if f.name not in drop]
+    if not any(path.glob("*.parquet")):
+        return []
+    return tables.from_arrow(pq.read_table(path, columns=columns, filters=filters, schema=schema))
 
 
-def _collect(result: DataFrame) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
+def _collect(run: _Run) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
     """What the report reads: every group's summary, episodes, generations and what-ifs (without the nested
     member and assignment lists, which it does not draw), and the partition moves of the busiest groups."""
-    collected = {name: _rows(_table(result, name).drop(*_REPORT_DROPS.get(name, ())))
+    collected = {name: _read_table(run, name, _REPORT_DROPS.get(name, ()))
                  for name in ("group_summary", "rebalance_episodes", "group_generations", "whatif_results")}
     busy = sorted(collected["group_summary"],
                   key=lambda r: (-(r.get("episodes") or 0), r["cluster_id"], r["group_id"]))[:BUSY_GROUPS]
     busy_keys = {(r["cluster_id"], r["group_id"]) for r in busy}
-    moves = _rows(_table(result, "partition_moves").filter(F.col("group_id").isin(sorted({g for _, g in busy_keys}))))
+    moves = _read_table(run, "partition_moves", filters=[("group_id", "in", sorted({g for _, g in busy_keys}))])
     collected["partition_moves"] = [r for r in moves if (r["cluster_id"], r["group_id"]) in busy_keys]
-    return collected, _rows(_table(result, tasks.ERROR_TABLE))
+    return collected, _read_table(run, tasks.ERROR_TABLE)
 
 
 def _meta(run: _Run, inputs: Sequence[str], files: list[str], settings: tasks.ParseSettings,

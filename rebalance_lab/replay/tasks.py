@@ -4,14 +4,19 @@
   events (:data:`events.ARROW_SCHEMA`), and hands each file's
   :class:`~rebalance_lab.replay.diagnostics.ParseReport` to a callback (the Spark
   pipeline sends it to the driver in an accumulator).
-* :func:`replay_arrow` replays one group: its events as an Arrow table in, ONE
-  Arrow table out that carries the rows of every derived table (:data:`OUTPUT_SCHEMA`:
-  a ``table`` name column, one struct column per table, exactly one of them set per
-  row), so a group is replayed once however many tables are written.
+* :func:`replay_batches` replays the groups of one partition: event batches in,
+  clustered by ``(cluster_id, group_id)`` (a group's rows are contiguous and may
+  span batches), record batches out that carry the rows of every derived table
+  (:data:`OUTPUT_SCHEMA`: a ``table`` name column, one struct column per table,
+  exactly one of them set per row), so a group is replayed once however many tables
+  are written, and Arrow crosses to the JVM in batches of many groups.
+  :func:`replay_arrow` is the same for one group's table.
 """
 
 from __future__ import annotations
 
+import heapq
+import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,9 +26,16 @@ import pyarrow as pa
 from rebalance_lab.replay import events as ev
 from rebalance_lab.replay import tables
 from rebalance_lab.replay.diagnostics import ParseReport
+from rebalance_lab.replay.gcpolicy import batch_gc
 
 #: Events per record batch a parse task yields (Spark's own Arrow batch size, spec §6.1).
 BATCH_EVENTS = 10_000
+
+#: Input bytes a parse task aims at (Spark's own split size for files is 128 MB; parsing is slower than reading).
+TASK_BYTES = 64 * 2**20
+
+#: Output rows gathered (over whole groups) before a replay task yields a record batch.
+BATCH_ROWS = 20_000
 
 #: The input of a parse task: one row per file.
 FILES_SCHEMA = pa.schema([("file_idx", pa.int32()), ("path", pa.string()), ("name", pa.string())])
@@ -53,20 +65,21 @@ class ParseSettings:
 def parse_files(batches: Iterable[pa.RecordBatch], settings: ParseSettings,
                 on_report: ReportSink) -> Iterator[pa.RecordBatch]:
     """Events of every file named in ``batches`` (:data:`FILES_SCHEMA` rows), ~:data:`BATCH_EVENTS` per batch."""
-    pending: list[dict[str, Any]] = []
-    for batch in batches:
-        rows = zip(batch.column("file_idx").to_pylist(), batch.column("path").to_pylist(),
-                   batch.column("name").to_pylist(), strict=True)
-        for file_idx, path, name in rows:
-            report = ParseReport()
-            for event in _events_of(path, name, settings, report):
-                pending.append(event)
-                if len(pending) >= BATCH_EVENTS:
-                    yield from ev.to_arrow(pending).to_batches()
-                    pending = []
-            on_report(file_idx, report.to_dict())
-    if pending:
-        yield from ev.to_arrow(pending).to_batches()
+    with batch_gc():
+        pending: list[dict[str, Any]] = []
+        for batch in batches:
+            rows = zip(batch.column("file_idx").to_pylist(), batch.column("path").to_pylist(),
+                       batch.column("name").to_pylist(), strict=True)
+            for file_idx, path, name in rows:
+                report = ParseReport()
+                for event in _events_of(path, name, settings, report):
+                    pending.append(event)
+                    if len(pending) >= BATCH_EVENTS:
+                        yield from ev.to_arrow(pending).to_batches()
+                        pending = []
+                on_report(file_idx, report.to_dict())
+        if pending:
+            yield from ev.to_arrow(pending).to_batches()
 
 
 def _events_of(path: str, name: str, settings: ParseSettings, report: ParseReport) -> Iterator[dict[str, Any]]:
@@ -82,6 +95,24 @@ def _events_of(path: str, name: str, settings: ParseSettings, report: ParseRepor
         report.unparsable(name, "unreadable file", str(exc))
 
 
+def plan_parse_tasks(sizes: Sequence[int], parallelism: int, task_bytes: int = TASK_BYTES) -> list[list[int]]:
+    """File indices per parse task: about ``task_bytes`` each, at least two tasks per core (while there are
+    files), packed largest file first onto the lightest task, so the cores finish together.
+
+    A file is never split (gzip cannot be, and the adapters keep per-file state such as a dump's
+    partition header), so one file larger than the rest still bounds the phase.
+    """
+    if not sizes:
+        return []
+    wanted = max(2 * max(1, parallelism), math.ceil(sum(sizes) / task_bytes))
+    bins: list[tuple[int, int, list[int]]] = [(0, i, []) for i in range(min(len(sizes), wanted))]
+    for idx in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
+        load, number, chosen = heapq.heappop(bins)
+        chosen.append(idx)
+        heapq.heappush(bins, (load + sizes[idx], number, chosen))
+    return [sorted(chosen) for _, _, chosen in sorted(bins, key=lambda b: (-b[0], b[1]))]
+
+
 def merge_reports(by_file: dict[int, dict[str, Any]]) -> ParseReport:
     """The run's report from the per-file ones, in file order (so the samples are deterministic)."""
     total = ParseReport()
@@ -95,18 +126,68 @@ def merge_reports(by_file: dict[int, dict[str, Any]]) -> ParseReport:
 Replay = Callable[..., dict[str, list[dict[str, Any]]]]
 
 
+def replay_batches(batches: Iterable[pa.RecordBatch], topics: dict[str, list[dict[str, Any]]],
+                   whatif: Sequence[str], replay: Replay | None = None) -> Iterator[pa.RecordBatch]:
+    """Replay every group of a partition whose rows arrive clustered by ``(cluster_id, group_id)``.
+
+    ``topics`` maps a cluster id to its TOPIC_METADATA events. Output rows of whole groups
+    are gathered to about :data:`BATCH_ROWS` per yielded batch.
+    """
+    run = replay if replay is not None else _model_replay()
+    with batch_gc():
+        out: dict[str, list[dict[str, Any]]] = {}
+        gathered = 0
+        for key, group_events in _clustered(batches):
+            result = _replay_one(key, group_events, topics, whatif, run)
+            for name, rows in result.items():
+                out.setdefault(name, []).extend(rows)
+                gathered += len(rows)
+            if gathered >= BATCH_ROWS:
+                yield from combine(out).to_batches()
+                out, gathered = {}, 0
+        if gathered:
+            yield from combine(out).to_batches()
+
+
+def _clustered(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[tuple[str, str], list[dict[str, Any]]]]:
+    """((cluster_id, group_id), events) per run of equal keys; a key seen again later is an error (unclustered)."""
+    key: tuple[str, str] | None = None
+    current: list[dict[str, Any]] = []
+    done: set[tuple[str, str]] = set()
+    for batch in batches:
+        for event in ev.from_arrow(_without_empty_columns(pa.Table.from_batches([batch]))):
+            event_key = (event.get("cluster_id", ""), event["group_id"])
+            if event_key != key:
+                if key is not None:
+                    done.add(key)
+                    yield key, current
+                if event_key in done:
+                    raise ValueError(f"replay input is not clustered by group: {event_key} seen again")
+                key, current = event_key, []
+            current.append(event)
+    if key is not None:
+        yield key, current
+
+
 def replay_arrow(key: Sequence[Any], table: pa.Table, topics: dict[str, list[dict[str, Any]]],
                  whatif: Sequence[str], replay: Replay | None = None) -> pa.Table:
-    """Replay one (cluster_id, group_id) group; ``topics`` maps a cluster id to its TOPIC_METADATA events."""
+    """Replay one (cluster_id, group_id) group's table (any row order) to one :data:`OUTPUT_SCHEMA` table."""
     cluster_id, group_id = (k.as_py() if isinstance(k, pa.Scalar) else k for k in key)
     run = replay if replay is not None else _model_replay()
-    group_events = ordered(ev.from_arrow(_without_empty_columns(table)))
+    group_events = ev.from_arrow(_without_empty_columns(table))
+    return combine(_replay_one((cluster_id, group_id), group_events, topics, whatif, run))
+
+
+def _replay_one(key: tuple[str, str], group_events: list[dict[str, Any]], topics: dict[str, list[dict[str, Any]]],
+                whatif: Sequence[str], run: Replay) -> dict[str, list[dict[str, Any]]]:
+    cluster_id, group_id = key
     try:
-        result = run(group_events, topics.get(cluster_id, []), whatif=tuple(whatif))
+        result: dict[str, list[dict[str, Any]]] = run(ordered(group_events), topics.get(cluster_id, []),
+                                                      whatif=tuple(whatif))
     except Exception as exc:  # one group's failure is reported, not fatal to a run over thousands
-        return combine({ERROR_TABLE: [{"cluster_id": cluster_id, "group_id": group_id,
-                                       "error": f"{type(exc).__name__}: {exc}"}]})
-    return combine(result)
+        return {ERROR_TABLE: [{"cluster_id": cluster_id, "group_id": group_id,
+                               "error": f"{type(exc).__name__}: {exc}"}]}
+    return result
 
 
 def _without_empty_columns(table: pa.Table) -> pa.Table:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pytest
 
 from rebalance_lab.replay import events as ev
 from rebalance_lab.replay import tables, tasks
@@ -106,3 +107,37 @@ def test_replay_arrow_orders_the_events_and_reports_a_failing_group_as_a_row() -
 
     failed = tasks.split(tasks.replay_arrow(("c", "g"), shuffled, {}, (), broken))
     assert failed == {tasks.ERROR_TABLE: [{"cluster_id": "c", "group_id": "g", "error": "KeyError: 'leader'"}]}
+
+
+def test_parse_tasks_pack_files_by_size_so_the_cores_finish_together() -> None:
+    sizes = [100, 5, 70, 30, 30, 10, 50, 5]
+    plan = tasks.plan_parse_tasks(sizes, parallelism=2, task_bytes=1_000)
+    assert sorted(i for chosen in plan for i in chosen) == list(range(len(sizes)))  # every file exactly once
+    assert len(plan) == 4  # two per core while the bytes are few
+    loads = sorted(sum(sizes[i] for i in chosen) for chosen in plan)
+    assert loads == [65, 65, 70, 100]  # largest first onto the lightest task
+    assert len(tasks.plan_parse_tasks(sizes, parallelism=2, task_bytes=60)) == 5  # 300 bytes / 60 per task
+    assert tasks.plan_parse_tasks([7], parallelism=8) == [[0]]  # never more tasks than files
+    assert tasks.plan_parse_tasks([], parallelism=2) == []
+
+
+def test_replay_batches_replays_each_clustered_group_once_across_batch_boundaries() -> None:
+    rows = [_event(1, group="a"), _event(2, group="a"), _event(1, group="b"), _event(2, group="b"),
+            _event(3, group="b"), _event(1, group="c")]
+    batches = ev.to_arrow(rows).to_batches(max_chunksize=4)  # group b spans two batches
+    seen: list[tuple[str, list[int]]] = []
+
+    def replay(events: list[dict[str, Any]], topics: list[dict[str, Any]], **_: Any) -> dict[str, Any]:
+        if events[0]["group_id"] == "c":
+            raise RuntimeError("boom")
+        seen.append((events[0]["group_id"], [e["seq"] for e in events]))
+        return {"group_summary": [{"cluster_id": "c", "group_id": events[0]["group_id"], "events": len(events)}]}
+
+    out = tasks.split(pa.Table.from_batches(list(tasks.replay_batches(batches, {}, (), replay))))
+    assert seen == [("a", [1, 2]), ("b", [1, 2, 3])]
+    assert [(r["group_id"], r["events"]) for r in out["group_summary"]] == [("a", 2), ("b", 3)]
+    assert out[tasks.ERROR_TABLE] == [{"cluster_id": "c", "group_id": "c", "error": "RuntimeError: boom"}]
+
+    unclustered = ev.to_arrow([_event(1, group="a"), _event(1, group="b"), _event(2, group="a")]).to_batches()
+    with pytest.raises(ValueError, match="not clustered"):
+        list(tasks.replay_batches(unclustered, {}, (), replay))
