@@ -97,9 +97,10 @@ class AbstractStickyAssignor(ABC):
         """Previously owned partitions and generation, as this flavour reads them."""
 
     def assign(self, cluster: ClusterView, group: GroupSubscription) -> dict[str, Assignment]:
-        with gc_paused():
+        with gc_paused() as sized:
             members = member_hash_order(group)
             topics = topic_metadata(cluster, group, members)
+            sized(sum(map(len, topics.ids.values())))
             return wrap(group, self.assign_partitions(topics.partitions, group, members, partition_ids=topics.ids))
 
     def assign_partitions(

@@ -33,9 +33,16 @@ class PartitionMeta:
 
 @dataclass(frozen=True)
 class ClusterView:
-    """Topic -> partitions, in any order (assignors sort as Java does)."""
+    """Topic -> partitions, in any order (assignors sort as Java does).
+
+    A view is immutable; what assignors derive from it per topic (the partitions sorted by
+    id) is kept in ``derived`` so a view reused for many assignments, as the replay's
+    what-ifs and the benchmarks reuse theirs, derives it once. Java's ``Cluster`` likewise
+    indexes its partitions by topic once, when it is built.
+    """
 
     topics: Mapping[str, Sequence[PartitionMeta]]
+    derived: dict[str, object] = field(default_factory=dict, init=False, repr=False, compare=False, hash=False)
 
     @staticmethod
     def of_counts(counts: Mapping[str, int]) -> ClusterView:

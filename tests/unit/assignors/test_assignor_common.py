@@ -81,3 +81,32 @@ def test_use_rack_aware_assignment_truth_table(
     expected: bool,
 ) -> None:
     assert use_rack_aware_assignment(consumer_racks, partition_racks, per_partition, prefer) is expected
+
+
+def test_gc_paused_restores_the_collector_and_promotes_only_a_large_result() -> None:
+    import gc
+
+    from rebalance_lab.clients.assignors.common import PROMOTE_PARTITIONS, gc_paused
+
+    def oldest(marker: object) -> bool:
+        return any(o is marker for o in gc.get_objects(generation=2))
+
+    assert gc.isenabled()
+    gc.collect()
+    with gc_paused() as sized:
+        assert not gc.isenabled()
+        small = [["made while paused"]]
+        sized(PROMOTE_PARTITIONS - 1)
+    assert gc.isenabled() and not oldest(small[0])  # a small result is left to the young generations
+    with gc_paused() as sized:
+        large = [["made while paused"]]
+        sized(PROMOTE_PARTITIONS)
+    assert gc.isenabled() and oldest(large[0])  # a large one goes to the oldest at once
+    assert gc.get_freeze_count() == 0  # and nothing is left frozen
+    gc.disable()
+    try:
+        with gc_paused():
+            pass
+        assert not gc.isenabled()  # a collector that was off stays off
+    finally:
+        gc.enable()
