@@ -28,8 +28,9 @@ the first and "warm" the best of the rest; like is compared with like (cold/cold
 Only ``assign(cluster, group)`` is timed. A full ``gc.collect()``
 runs just before, so that a collection falling inside the timed call does not also sweep what
 the harness allocated (Java's decoded answers, the previous pass's result: millions of
-``TopicPartition``s, which CPython never untracks); the collection of what the assignor itself
-allocates stays inside the timed call. Java: the oracle driver
+``TopicPartition``s, which CPython never untracks); whatever collection the assignor's own
+allocations cause stays inside the timed call (a result of 100,000 partitions or more is handed
+straight to the collector's oldest generation, see ``common.gc_paused``, and is not swept then). Java: the oracle driver
 (tests/java, kafka-clients 4.4.0) times ``assignor.assign(cluster, groupSubscription)`` inside
 the JVM with ``System.nanoTime`` (kind ``assign_timed``), fresh assignor per run; "cold" is the
 first run in the JVM for that input, "warm" the best of the rest. Results of Python and Java are
