@@ -223,18 +223,21 @@ def _trigger(group: Group) -> None:
 
 
 def _leave(group: Group, member: Member) -> None:
-    group.members.remove(member)
-    group.emit("MEMBER_LEFT", member_id=member.member_id, group_instance_id=member.instance_id,
-               reason_code="member_leave", leader_id=group.members[0].member_id)
-    group.prepare(f"explicit `LeaveGroup` request for ({member.member_id}) members.", "member_leave")
-    group.complete()
+    _remove(group, member, "MEMBER_LEFT", "member_leave",
+            f"explicit `LeaveGroup` request for ({member.member_id}) members.")
 
 
 def _expire(group: Group, member: Member) -> None:
+    _remove(group, member, "MEMBER_SESSION_EXPIRED", "session_timeout",
+            f"removing member {member.member_id} on heartbeat expiration.")
+
+
+def _remove(group: Group, member: Member, event_type: str, reason_code: str, reason_raw: str) -> None:
+    """A member gone (LeaveGroup or session expiry) and the rebalance it triggers."""
     group.members.remove(member)
-    group.emit("MEMBER_SESSION_EXPIRED", member_id=member.member_id, group_instance_id=member.instance_id,
-               reason_code="session_timeout", leader_id=group.members[0].member_id)
-    group.prepare(f"removing member {member.member_id} on heartbeat expiration.", "session_timeout")
+    group.emit(event_type, member_id=member.member_id, group_instance_id=member.instance_id,
+               reason_code=reason_code, leader_id=group.members[0].member_id)
+    group.prepare(reason_raw, reason_code)
     group.complete()
 
 

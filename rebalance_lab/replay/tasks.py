@@ -10,7 +10,6 @@
   (:data:`OUTPUT_SCHEMA`: a ``table`` name column, one struct column per table,
   exactly one of them set per row), so a group is replayed once however many tables
   are written, and Arrow crosses to the JVM in batches of many groups.
-  :func:`replay_arrow` is the same for one group's table.
 """
 
 from __future__ import annotations
@@ -167,15 +166,6 @@ def _clustered(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[tuple[str, s
             current.append(event)
     if key is not None:
         yield key, current
-
-
-def replay_arrow(key: Sequence[Any], table: pa.Table, topics: dict[str, list[dict[str, Any]]],
-                 whatif: Sequence[str], replay: Replay | None = None) -> pa.Table:
-    """Replay one (cluster_id, group_id) group's table (any row order) to one :data:`OUTPUT_SCHEMA` table."""
-    cluster_id, group_id = (k.as_py() if isinstance(k, pa.Scalar) else k for k in key)
-    run = replay if replay is not None else _model_replay()
-    group_events = ev.from_arrow(_without_empty_columns(table))
-    return combine(_replay_one((cluster_id, group_id), group_events, topics, whatif, run))
 
 
 def _replay_one(key: tuple[str, str], group_events: list[dict[str, Any]], topics: dict[str, list[dict[str, Any]]],

@@ -89,8 +89,8 @@ def test_combine_carries_every_table_in_one_table_and_split_gives_the_rows_back(
     assert back["group_summary"][0]["triggers"] == {"member_join": 2}
 
 
-def test_replay_arrow_orders_the_events_and_reports_a_failing_group_as_a_row() -> None:
-    shuffled = ev.to_arrow([_event(2, ts=2_000), _event(1, ts=2_000), _event(3, ts=1_000)])
+def test_replay_batches_orders_each_group_and_reports_a_failing_group_as_a_row() -> None:
+    shuffled = ev.to_arrow([_event(2, ts=2_000), _event(1, ts=2_000), _event(3, ts=1_000)]).to_batches()
     seen: list[list[int]] = []
 
     def replay(events: list[dict[str, Any]], topics: list[dict[str, Any]], **_: Any) -> dict[str, Any]:
@@ -98,14 +98,14 @@ def test_replay_arrow_orders_the_events_and_reports_a_failing_group_as_a_row() -
         assert topics == [{"topic_partitions": {"t": 1}}]
         return _rows()
 
-    out = tasks.replay_arrow((pa.scalar("c"), pa.scalar("g")), shuffled,
-                             {"c": [{"topic_partitions": {"t": 1}}]}, ("range",), replay)
+    out = pa.Table.from_batches(list(tasks.replay_batches(shuffled, {"c": [{"topic_partitions": {"t": 1}}]},
+                                                          ("range",), replay)))
     assert seen == [[3, 1, 2]] and out.num_rows == 3
 
     def broken(*_: Any, **__: Any) -> dict[str, Any]:
         raise KeyError("leader")
 
-    failed = tasks.split(tasks.replay_arrow(("c", "g"), shuffled, {}, (), broken))
+    failed = tasks.split(pa.Table.from_batches(list(tasks.replay_batches(shuffled, {}, (), broken))))
     assert failed == {tasks.ERROR_TABLE: [{"cluster_id": "c", "group_id": "g", "error": "KeyError: 'leader'"}]}
 
 
