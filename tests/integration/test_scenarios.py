@@ -122,11 +122,7 @@ async def test_comparing_two_emulators_shows_no_difference(bootstrap: str) -> No
 # Differences from a real broker that these scenarios have shown and the emulator does not
 # reproduce yet: (reason, strict). Strict entries always differ today, so a fix makes the
 # test XPASS and removes the entry from this list.
-KNOWN_GAPS: dict[tuple[str, str], tuple[str, bool]] = {
-    ("describe_and_list", "4"): (
-        "to investigate: on a freshly started Kafka 4.4 broker, ListGroups sent right after a "
-        "MEMBER_ID_REQUIRED join does not list the new Empty group (a warm broker does)", False),
-}
+KNOWN_GAPS: dict[tuple[str, str], tuple[str, bool]] = {}
 
 
 @pytest.mark.broker
