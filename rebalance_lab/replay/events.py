@@ -205,16 +205,32 @@ def write_jsonl(events: Iterable[dict[str, Any]], out: IO[str]) -> int:
 
 # --- Arrow / Parquet ------------------------------------------------------------------------------------------------
 
-def _storable(event: dict[str, Any]) -> dict[str, Any]:
-    topic_partitions = event.get("topic_partitions")
-    if isinstance(topic_partitions, dict):
-        event = {**event, "topic_partitions": list(topic_partitions.items())}
-    return event
-
-
 def to_arrow(events: Iterable[dict[str, Any]]) -> pa.Table:
     """Events to a table with exactly :data:`ARROW_SCHEMA` (missing keys become nulls)."""
-    return pa.Table.from_pylist([_storable(event) for event in events], schema=ARROW_SCHEMA)
+    return table_from_rows(events, ARROW_SCHEMA)
+
+
+def table_from_rows(rows: Iterable[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    """Row dicts to a table of ``schema``: absent keys are nulls, keys outside it are ignored, and a map
+    column may be given as a dict.
+
+    One pass over each row's own keys fills the columns: for sparse rows (an event sets about a
+    third of the columns) that is several times cheaper than ``Table.from_pylist``, which looks
+    every column up in every row.
+    """
+    rows = rows if isinstance(rows, list) else list(rows)
+    n = len(rows)
+    columns: dict[str, list[Any]] = {name: [None] * n for name in schema.names}
+    for i, row in enumerate(rows):
+        for key, value in row.items():
+            column = columns.get(key)
+            if column is not None:
+                column[i] = value
+    for field in schema:
+        if pa.types.is_map(field.type):
+            values = columns[field.name]
+            columns[field.name] = [list(v.items()) if isinstance(v, dict) else v for v in values]
+    return pa.Table.from_arrays([pa.array(columns[f.name], f.type) for f in schema], schema=schema)
 
 
 def python_columns(table: pa.Table) -> dict[str, list[Any]]:

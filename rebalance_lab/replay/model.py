@@ -1,7 +1,7 @@
 """Per-group replay: one group's canonical events in, the rows of every derived table out
 (spec/replay-inputs.md §6.5, §7.2-§7.4). Pure Python, no Spark: the Spark pipeline calls
 :func:`replay_group` once per ``(cluster_id, group_id)`` inside a ``mapInArrow`` over partitions
-clustered by group (:func:`rebalance_lab.replay.tasks.replay_batches`), and
+clustered by group (:func:`rebalance_lab.replay.tasks.replay_groups`), and
 :mod:`rebalance_lab.replay.local` calls it in a plain loop.
 
 The steps, each in its own module:

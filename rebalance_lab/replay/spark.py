@@ -5,19 +5,19 @@ local, runs Python workers with this interpreter (spec §6.1, the ``PYSPARK_PYTH
 gotcha) and stays quiet. :func:`run_spark` is the pipeline:
 
 1. **parse**: input files packed into tasks of about equal bytes (:func:`tasks.plan_parse_tasks`;
-   ``mapInArrow`` over a DataFrame of paths)
-   calls :func:`sources.parse_file` and yields Arrow batches of canonical events,
-   written as Parquet to ``out/events/``. Each task's ParseReport comes back in an
-   accumulator keyed by file index, so a re-run task replaces its entry instead of
-   counting twice;
+   ``mapInArrow`` over a DataFrame of paths) call :func:`sources.parse_file`; each task
+   writes its canonical events as its part of ``out/events/`` with pyarrow and yields one
+   row per group it saw, the group's events pickled (cached). Each task's ParseReport comes
+   back in an accumulator keyed by file index, so a re-run task replaces its entry instead
+   of counting twice;
 2. **topics**: the TOPIC_METADATA events (small) are collected and broadcast;
-3. **replay**: events repartitioned by (cluster_id, group_id) and sorted within
-   each partition, so a group's rows are contiguous; ``mapInArrow`` replays each
-   group once with the pure model and returns every derived table in one Arrow
-   stream (:data:`tasks.OUTPUT_SCHEMA`), cached and written as one Parquet
-   directory per table, ``out/<table>/``;
-4. **collect** + **report**: what the report needs (all summaries and episodes, the
-   busiest groups' generations, moves and what-ifs) comes to the driver.
+3. **replay**: the group rows repartitioned by (cluster_id, group_id) and sorted within
+   each partition, so a group's rows are contiguous; ``mapInArrow`` replays each group
+   once with the pure model and writes every derived table's rows as its part files;
+4. **commit**: the part files of the successful task attempts become ``out/<table>/``
+   (:mod:`rebalance_lab.replay.parts`: the JVM never converts the nested rows);
+5. **collect** + **report**: what the report needs (all summaries and episodes, the
+   busiest groups' generations, moves and what-ifs) is read back with pyarrow.
 
 The per-task work itself lives in :mod:`rebalance_lab.replay.tasks` (pure Arrow).
 """
@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import math
 import os
+import shutil
 import sys
 import tempfile
+import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -37,7 +39,7 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyspark import StorageLevel
+from pyspark import StorageLevel, TaskContext
 from pyspark.accumulators import AccumulatorParam
 from pyspark.broadcast import Broadcast
 from pyspark.sql import DataFrame, SparkSession
@@ -46,7 +48,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
 from rebalance_lab.replay import events as ev
-from rebalance_lab.replay import tables, tasks
+from rebalance_lab.replay import parts, tables, tasks
 from rebalance_lab.replay.diagnostics import ParseReport
 from rebalance_lab.replay.inputs import expand_inputs
 from rebalance_lab.replay.progress import Phases
@@ -60,7 +62,7 @@ BUSY_GROUPS = 20
 #: Nested columns the report does not read, left in the Parquet only.
 _REPORT_DROPS = {"group_generations": ("members",), "whatif_results": ("assignment",)}
 #: Events per replay partition aimed at; more partitions than cores balance storm groups.
-EVENTS_PER_PARTITION = 100_000
+EVENTS_PER_PARTITION = 25_000
 MIN_EVENTS_PER_PARTITION = 2_000
 
 # Root at WARN, the level Spark's shell logic expects (any other makes it print "Setting default log level"),
@@ -165,7 +167,8 @@ def spark_schema(schema: pa.Schema) -> StructType:
 
 
 EVENTS_SPARK_SCHEMA = spark_schema(ev.ARROW_SCHEMA)
-OUTPUT_SPARK_SCHEMA = spark_schema(tasks.OUTPUT_SCHEMA)
+PARSED_SPARK_SCHEMA = spark_schema(tasks.PARSED_SCHEMA)
+PARTS_SPARK_SCHEMA = spark_schema(parts.PARTS_SCHEMA)
 FILES_SPARK_SCHEMA = spark_schema(tasks.FILES_SCHEMA)
 
 
@@ -183,16 +186,25 @@ class _ReportsParam(AccumulatorParam[dict[int, dict[str, Any]]]):
         return value1
 
 
+def _writer(staging: str) -> parts.PartWriter:
+    """This task attempt's part writer (the partition is the task; the attempt number keeps retries apart)."""
+    context = TaskContext.get()
+    if context is None:  # not in a Spark task: only in tests of these callables
+        return parts.PartWriter(staging, 0, 0)
+    return parts.PartWriter(staging, context.partitionId(), context.attemptNumber())
+
+
 @dataclass(frozen=True)
 class _ParseTask:
     settings: tasks.ParseSettings
     reports: Any  # pyspark Accumulator[dict[int, dict]]; pickled into the task, added to on the executor
+    staging: str
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         def send(file_idx: int, report: dict[str, Any]) -> None:
             self.reports.add({file_idx: report})
 
-        yield from tasks.parse_files(batches, self.settings, send)
+        yield from tasks.parse_files(batches, self.settings, send, _writer(self.staging))
 
 
 @dataclass(frozen=True)
@@ -201,9 +213,10 @@ class _ReplayTask:
 
     topics: Broadcast[dict[str, list[dict[str, Any]]]]
     whatif: tuple[str, ...]
+    staging: str
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        yield from tasks.replay_batches(batches, self.topics.value, self.whatif)
+        yield from tasks.replay_groups(batches, self.topics.value, self.whatif, _writer(self.staging))
 
 
 def _to_json_lines(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -232,6 +245,10 @@ class _Run:
     spark: SparkSession
     out: Path
     phases: Phases
+    staging: Path = field(default_factory=Path)  # where task attempts write their part files
+
+    def __post_init__(self) -> None:
+        self.staging = self.out / "_temporary" / uuid.uuid4().hex
 
     @property
     def sc(self) -> Any:
@@ -264,24 +281,14 @@ def run_spark(spark: SparkSession, inputs: Sequence[str], *, fmt: str = "auto", 
     phases = Phases(progress, task_counts=lambda name: task_counts(spark, name))
     run = _Run(spark, out, phases)
     with phases:
-        with run.phase("parse"):
-            parse_report = _parse(run, files, settings)
-        if events_jsonl:
-            with run.phase("events-jsonl"):
-                _write_events_jsonl(run)
-        with run.phase("topics"):
-            topics = _topics(run)
-        partitions = replay_partitions(parse_report.events, run.sc.defaultParallelism)
-        with run.phase("replay"):
-            result = _replay(run, topics, tuple(whatif), partitions)
         try:
-            with run.phase("write"):
-                rows = _write_tables(run, result)
-            with run.phase("collect"):
-                collected, errors = _collect(run)
+            rows, parse_report, partitions = _parse_and_replay(run, files, settings, tuple(whatif), events_jsonl)
         finally:
-            result.unpersist()
-            topics.unpersist()
+            shutil.rmtree(run.staging, ignore_errors=True)
+            with suppress(OSError):
+                run.staging.parent.rmdir()  # unless another run is writing to the same directory
+        with run.phase("collect"):
+            collected, errors = _collect(run)
         meta = _meta(run, inputs, files, settings, whatif, partitions, rows, parse_report, collected)
         meta["errors"] = errors
         outcome = SparkResult(out, parse_report, rows, phases.durations(), meta, errors)
@@ -293,6 +300,30 @@ def run_spark(spark: SparkSession, inputs: Sequence[str], *, fmt: str = "auto", 
         outcome.meta["timings"] = dict(outcome.phases)
         outcome.summary = _summary(outcome, collected)
     return outcome
+
+
+def _parse_and_replay(run: _Run, files: list[str], settings: tasks.ParseSettings, whatif: tuple[str, ...],
+                      events_jsonl: bool) -> tuple[dict[str, int], ParseReport, int]:
+    """(rows per committed table, the parse report, replay partitions)."""
+    with run.phase("parse"):
+        parsed, parse_report = _parse(run, files, settings)
+    try:
+        if events_jsonl:
+            with run.phase("events-jsonl"):
+                _write_events_jsonl(run)
+        with run.phase("topics"):
+            topics = _topics(run, parsed)
+        partitions = replay_partitions(parse_report.events, run.sc.defaultParallelism)
+        try:
+            with run.phase("replay"):
+                written = _replay(run, parsed, topics, whatif, partitions)
+        finally:
+            topics.unpersist()
+    finally:
+        parsed.unpersist()
+    with run.phase("commit"):
+        rows = parts.commit(run.out, written, tasks.OUTPUT_TABLES)
+    return rows, parse_report, partitions
 
 
 def task_counts(spark: SparkSession, group: str) -> tuple[int, int]:
@@ -322,7 +353,8 @@ def _display_name(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def _parse(run: _Run, files: list[str], settings: tasks.ParseSettings) -> ParseReport:
+def _parse(run: _Run, files: list[str], settings: tasks.ParseSettings) -> tuple[DataFrame, ParseReport]:
+    """The cached parse output (:data:`tasks.PARSED_SCHEMA`), with the events table committed, and the report."""
     reports = run.sc.accumulator({}, _ReportsParam())
     sizes = [_size(path) for path in files]
     bins = [[(idx, files[idx], _display_name(files[idx])) for idx in chosen]
@@ -330,9 +362,12 @@ def _parse(run: _Run, files: list[str], settings: tasks.ParseSettings) -> ParseR
     # One Spark partition per bin: parallelize the bins, then flatten each into its files' rows.
     rdd = run.sc.parallelize(bins, len(bins)).flatMap(lambda rows: rows)
     paths = run.spark.createDataFrame(rdd, FILES_SPARK_SCHEMA)
-    parsed = paths.mapInArrow(_ParseTask(settings, reports), EVENTS_SPARK_SCHEMA)
-    parsed.write.mode("overwrite").parquet(run.path("events"))
-    return tasks.merge_reports(reports.value)
+    staging = str(run.staging / "parse")
+    parsed = paths.mapInArrow(_ParseTask(settings, reports, staging), PARSED_SPARK_SCHEMA)
+    parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
+    written = parts.parts_of(parsed.filter(F.col("path").isNotNull()).select(*parts.PARTS_SCHEMA.names).toArrow())
+    parts.commit(run.out, written, {tasks.EVENTS_TABLE: ev.ARROW_SCHEMA})
+    return parsed, tasks.merge_reports(reports.value)
 
 
 def _size(path: str) -> int:
@@ -351,40 +386,26 @@ def _write_events_jsonl(run: _Run) -> None:
     lines.write.mode("overwrite").text(run.path("events_jsonl"))
 
 
-def _topics(run: _Run) -> Broadcast[dict[str, list[dict[str, Any]]]]:
+def _topics(run: _Run, parsed: DataFrame) -> Broadcast[dict[str, list[dict[str, Any]]]]:
     """Each cluster's TOPIC_METADATA events, shipped to every replay task once."""
-    metadata = _events(run).filter(F.col("event_type") == "TOPIC_METADATA").toArrow()
+    rows = parsed.filter(F.col("group_id").isNull() & F.col("events").isNotNull()).select("group_id", "events")
     by_cluster: dict[str, list[dict[str, Any]]] = {}
-    for event in sorted(ev.from_arrow(metadata), key=sort_key):
+    for event in sorted(tasks.topic_events(rows.toArrow()), key=sort_key):
         by_cluster.setdefault(event.get("cluster_id", ""), []).append(event)
     return run.sc.broadcast(by_cluster)
 
 
-def _replay(run: _Run, topics: Broadcast[dict[str, list[dict[str, Any]]]], whatif: tuple[str, ...],
-            partitions: int) -> DataFrame:
-    """Every group replayed once; the cached result feeds the table writes and the report."""
-    # As the single-process runner: TOPIC_METADATA is cluster-wide input, every other event with a group is replayed.
+def _replay(run: _Run, parsed: DataFrame, topics: Broadcast[dict[str, list[dict[str, Any]]]],
+            whatif: tuple[str, ...], partitions: int) -> list[parts.Part]:
+    """Every group replayed once; the part files of every derived table its tasks wrote."""
     # Partition by group, then sort so that each group's rows are contiguous: one Python call per partition
-    # replays its groups in turn (a groupBy().applyInArrow call per group costs the JVM several milliseconds of
-    # Arrow set-up for this nested schema, which dominated the run for 10,000 small groups).
-    clustered = (_events(run).filter(F.col("group_id").isNotNull() & (F.col("event_type") != "TOPIC_METADATA"))
+    # replays its groups in turn (a groupBy().applyInArrow call per group costs the JVM milliseconds of
+    # Arrow set-up, which dominated the run for 10,000 small groups).
+    clustered = (parsed.filter(F.col("group_id").isNotNull())
                  .repartition(partitions, "cluster_id", "group_id")
                  .sortWithinPartitions("cluster_id", "group_id"))
-    result = clustered.mapInArrow(_ReplayTask(topics, whatif), OUTPUT_SPARK_SCHEMA)
-    result = result.persist(StorageLevel.MEMORY_AND_DISK)
-    result.count()
-    return result
-
-
-def _table(result: DataFrame, name: str) -> DataFrame:
-    return result.filter(F.col("table") == name).select(f"`{name}`.*")
-
-
-def _write_tables(run: _Run, result: DataFrame) -> dict[str, int]:
-    counts = {str(row["table"]): int(row["count"]) for row in result.groupBy("table").count().collect()}
-    for name in (*tables.TABLES, tasks.ERROR_TABLE):
-        _table(result, name).write.mode("overwrite").parquet(run.path(name))
-    return {name: counts.get(name, 0) for name in (*tables.TABLES, tasks.ERROR_TABLE)}
+    written = clustered.mapInArrow(_ReplayTask(topics, whatif, str(run.staging / "replay")), PARTS_SPARK_SCHEMA)
+    return parts.parts_of(written.toArrow())
 
 
 def _read_table(run: _Run, name: str, drop: Sequence[str] = (),

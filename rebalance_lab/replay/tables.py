@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from rebalance_lab.replay.events import MEMBER, TP_LIST, TS, python_columns
+from rebalance_lab.replay.events import MEMBER, TP_LIST, TS, python_columns, table_from_rows
 
 _KEY = [("cluster_id", pa.string()), ("group_id", pa.string())]
 MEMBER_ASSIGNMENT = pa.struct([("member_id", pa.string()), ("partitions", TP_LIST)])
@@ -133,11 +133,7 @@ TABLES: dict[str, pa.Schema] = {
 
 def to_arrow(name: str, rows: list[dict[str, Any]]) -> pa.Table:
     """Rows of table ``name`` to Arrow with its exact schema (map columns may be given as dicts)."""
-    schema = TABLES[name]
-    maps = [f.name for f in schema if pa.types.is_map(f.type)]
-    if maps:
-        rows = [{**row, **{m: list(row[m].items()) for m in maps if isinstance(row.get(m), dict)}} for row in rows]
-    return pa.Table.from_pylist(rows, schema=schema)
+    return table_from_rows(rows, TABLES[name])
 
 
 def from_arrow(table: pa.Table) -> list[dict[str, Any]]:

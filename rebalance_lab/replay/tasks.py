@@ -1,21 +1,23 @@
 """What one Spark task does, as pure functions over Arrow: no pyspark here, so they are tested without Spark.
 
-* :func:`parse_files` turns rows of input files into record batches of canonical
-  events (:data:`events.ARROW_SCHEMA`), and hands each file's
-  :class:`~rebalance_lab.replay.diagnostics.ParseReport` to a callback (the Spark
+* :func:`parse_files` parses the input files named in its rows, writes their canonical
+  events as this task's part of the ``events`` table (:mod:`~rebalance_lab.replay.parts`)
+  and yields :data:`PARSED_SCHEMA` rows: one per group it saw, carrying that group's
+  events pickled, and one per part file it wrote. The shuffle that brings a group's rows
+  together moves these few opaque rows (a group's events from each parse task that saw it)
+  instead of a million rows of nested columns the JVM would convert twice. Each file's
+  :class:`~rebalance_lab.replay.diagnostics.ParseReport` goes to a callback (the Spark
   pipeline sends it to the driver in an accumulator).
-* :func:`replay_batches` replays the groups of one partition: event batches in,
-  clustered by ``(cluster_id, group_id)`` (a group's rows are contiguous and may
-  span batches), record batches out that carry the rows of every derived table
-  (:data:`OUTPUT_SCHEMA`: a ``table`` name column, one struct column per table,
-  exactly one of them set per row), so a group is replayed once however many tables
-  are written, and Arrow crosses to the JVM in batches of many groups.
+* :func:`replay_groups` replays the groups of one partition, whose rows arrive clustered by
+  ``(cluster_id, group_id)`` (a group's rows are contiguous and may span batches), writes
+  every derived table's rows as this task's part files and yields the parts it wrote.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+import pickle
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,30 +28,37 @@ from rebalance_lab.replay import events as ev
 from rebalance_lab.replay import tables
 from rebalance_lab.replay.diagnostics import ParseReport
 from rebalance_lab.replay.gcpolicy import batch_gc
+from rebalance_lab.replay.parts import PARTS_SCHEMA, Part, PartWriter, parts_batch
 
-#: Events per record batch a parse task yields (Spark's own Arrow batch size, spec §6.1).
-BATCH_EVENTS = 10_000
+#: Events a parse task converts to Arrow and writes at a time.
+BATCH_EVENTS = 20_000
 
 #: Input bytes a parse task aims at (Spark's own split size for files is 128 MB; parsing is slower than reading).
-TASK_BYTES = 64 * 2**20
+TASK_BYTES = 32 * 2**20
 
-#: Output rows gathered (over whole groups) before a replay task yields a record batch.
+#: Rows of a derived table a replay task gathers (over whole groups) before writing them.
 BATCH_ROWS = 20_000
 
 #: The input of a parse task: one row per file.
 FILES_SCHEMA = pa.schema([("file_idx", pa.int32()), ("path", pa.string()), ("name", pa.string())])
 
+#: What a parse task yields: a group's pickled events (``group_id`` null for cluster-wide TOPIC_METADATA),
+#: or (``events`` null) a part file of the events table it wrote.
+PARSED_SCHEMA = pa.schema([("cluster_id", pa.string()), ("group_id", pa.string()), ("events", pa.binary()),
+                           *PARTS_SCHEMA])
+
 #: A group whose replay raised: the run goes on, the error is reported.
 ERROR = pa.struct([("cluster_id", pa.string()), ("group_id", pa.string()), ("error", pa.string())])
 ERROR_TABLE = "replay_errors"
+ERROR_SCHEMA = pa.schema(list(ERROR))
 
-OUTPUT_SCHEMA = pa.schema([
-    ("table", pa.string()),
-    *[(name, pa.struct(list(schema))) for name, schema in tables.TABLES.items()],
-    (ERROR_TABLE, ERROR),
-])
+#: Every table a replay task may write, with its schema.
+OUTPUT_TABLES: dict[str, pa.Schema] = {**tables.TABLES, ERROR_TABLE: ERROR_SCHEMA}
+
+EVENTS_TABLE = "events"
 
 ReportSink = Callable[[int, dict[str, Any]], None]
+GroupKey = tuple[str, "str | None"]
 
 
 @dataclass(frozen=True)
@@ -61,24 +70,70 @@ class ParseSettings:
 
 # --- parse ----------------------------------------------------------------------------------------------------------
 
-def parse_files(batches: Iterable[pa.RecordBatch], settings: ParseSettings,
-                on_report: ReportSink) -> Iterator[pa.RecordBatch]:
-    """Events of every file named in ``batches`` (:data:`FILES_SCHEMA` rows), ~:data:`BATCH_EVENTS` per batch."""
+def parse_files(batches: Iterable[pa.RecordBatch], settings: ParseSettings, on_report: ReportSink,
+                writer: PartWriter) -> Iterator[pa.RecordBatch]:
+    """The events of every file named in ``batches`` (:data:`FILES_SCHEMA` rows) as :data:`PARSED_SCHEMA` rows."""
     with batch_gc():
+        by_group: dict[GroupKey, list[dict[str, Any]]] = {}
         pending: list[dict[str, Any]] = []
-        for batch in batches:
-            rows = zip(batch.column("file_idx").to_pylist(), batch.column("path").to_pylist(),
-                       batch.column("name").to_pylist(), strict=True)
-            for file_idx, path, name in rows:
-                report = ParseReport()
-                for event in _events_of(path, name, settings, report):
-                    pending.append(event)
-                    if len(pending) >= BATCH_EVENTS:
-                        yield from ev.to_arrow(pending).to_batches()
-                        pending = []
-                on_report(file_idx, report.to_dict())
-        if pending:
-            yield from ev.to_arrow(pending).to_batches()
+        try:
+            for batch in batches:
+                rows = zip(batch.column("file_idx").to_pylist(), batch.column("path").to_pylist(),
+                           batch.column("name").to_pylist(), strict=True)
+                for file_idx, path, name in rows:
+                    report = ParseReport()
+                    for event in _events_of(path, name, settings, report):
+                        pending.append(event)
+                        key = _key(event)
+                        if key is not None:
+                            by_group.setdefault(key, []).append(event)
+                        if len(pending) >= BATCH_EVENTS:
+                            writer.write(EVENTS_TABLE, ev.to_arrow(pending))
+                            pending = []
+                    on_report(file_idx, report.to_dict())
+            writer.write(EVENTS_TABLE, ev.to_arrow(pending))
+            written = writer.close()
+        except BaseException:
+            writer.abort()
+            raise
+        yield from _group_batches(by_group)
+        yield _as_parsed(written)
+
+
+def _key(event: dict[str, Any]) -> GroupKey | None:
+    """Where an event goes: its group, its cluster's topics (TOPIC_METADATA), or only to the events table."""
+    if event["event_type"] == "TOPIC_METADATA":
+        return event.get("cluster_id") or "", None
+    group = event.get("group_id")
+    return None if group is None else (event.get("cluster_id") or "", group)
+
+
+def _group_batches(by_group: dict[GroupKey, list[dict[str, Any]]]) -> Iterator[pa.RecordBatch]:
+    keys = list(by_group)
+    for start in range(0, len(keys), 1_000):
+        chunk = keys[start:start + 1_000]
+        yield pa.RecordBatch.from_arrays([
+            pa.array([c for c, _ in chunk], pa.string()),
+            pa.array([g for _, g in chunk], pa.string()),
+            pa.array([pickle.dumps(by_group[k], protocol=pickle.HIGHEST_PROTOCOL) for k in chunk], pa.binary()),
+            *[pa.nulls(len(chunk), f.type) for f in PARTS_SCHEMA],
+        ], schema=PARSED_SCHEMA)
+
+
+def _as_parsed(parts: list[Part]) -> pa.RecordBatch:
+    batch = parts_batch(parts)
+    n = batch.num_rows
+    return pa.RecordBatch.from_arrays([pa.nulls(n, pa.string()), pa.nulls(n, pa.string()), pa.nulls(n, pa.binary()),
+                                       *batch.columns], schema=PARSED_SCHEMA)
+
+
+def topic_events(table: pa.Table) -> list[dict[str, Any]]:
+    """The TOPIC_METADATA events of :data:`PARSED_SCHEMA` rows whose ``group_id`` is null."""
+    found: list[dict[str, Any]] = []
+    for group, blob in zip(table.column("group_id").to_pylist(), table.column("events").to_pylist(), strict=True):
+        if group is None and blob is not None:
+            found.extend(pickle.loads(blob))
+    return found
 
 
 def _events_of(path: str, name: str, settings: ParseSettings, report: ParseReport) -> Iterator[dict[str, Any]]:
@@ -125,27 +180,38 @@ def merge_reports(by_file: dict[int, dict[str, Any]]) -> ParseReport:
 Replay = Callable[..., dict[str, list[dict[str, Any]]]]
 
 
-def replay_batches(batches: Iterable[pa.RecordBatch], topics: dict[str, list[dict[str, Any]]],
-                   whatif: Sequence[str], replay: Replay | None = None) -> Iterator[pa.RecordBatch]:
-    """Replay every group of a partition whose rows arrive clustered by ``(cluster_id, group_id)``.
+def replay_groups(batches: Iterable[pa.RecordBatch], topics: dict[str, list[dict[str, Any]]],
+                  whatif: Sequence[str], writer: PartWriter, replay: Replay | None = None) -> Iterator[pa.RecordBatch]:
+    """Replay every group of a partition whose :data:`PARSED_SCHEMA` rows arrive clustered by
+    ``(cluster_id, group_id)``, write the rows of every table, and yield the parts written.
 
-    ``topics`` maps a cluster id to its TOPIC_METADATA events. Output rows of whole groups
-    are gathered to about :data:`BATCH_ROWS` per yielded batch.
+    ``topics`` maps a cluster id to its TOPIC_METADATA events. A table's rows are written
+    once about :data:`BATCH_ROWS` of them (of whole groups) are gathered.
     """
     run = replay if replay is not None else _model_replay()
     with batch_gc():
         out: dict[str, list[dict[str, Any]]] = {}
-        gathered = 0
-        for key, group_events in _clustered(batches):
-            result = _replay_one(key, group_events, topics, whatif, run)
-            for name, rows in result.items():
-                out.setdefault(name, []).extend(rows)
-                gathered += len(rows)
-            if gathered >= BATCH_ROWS:
-                yield from combine(out).to_batches()
-                out, gathered = {}, 0
-        if gathered:
-            yield from combine(out).to_batches()
+        try:
+            for key, group_events in _clustered(batches):
+                for name, rows in _replay_one(key, group_events, topics, whatif, run).items():
+                    gathered = out.setdefault(name, [])
+                    gathered.extend(rows)
+                    if len(gathered) >= BATCH_ROWS:
+                        writer.write(name, _to_arrow(name, gathered))
+                        out[name] = []
+            for name, rows in out.items():
+                writer.write(name, _to_arrow(name, rows))
+            written = writer.close()
+        except BaseException:
+            writer.abort()
+            raise
+    yield parts_batch(written)
+
+
+def _to_arrow(name: str, rows: list[dict[str, Any]]) -> pa.Table:
+    if name == ERROR_TABLE:
+        return pa.Table.from_pylist(rows, schema=ERROR_SCHEMA)
+    return tables.to_arrow(name, rows)
 
 
 def _clustered(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[tuple[str, str], list[dict[str, Any]]]]:
@@ -154,16 +220,20 @@ def _clustered(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[tuple[str, s
     current: list[dict[str, Any]] = []
     done: set[tuple[str, str]] = set()
     for batch in batches:
-        for event in ev.from_arrow(_without_empty_columns(pa.Table.from_batches([batch]))):
-            event_key = (event.get("cluster_id", ""), event["group_id"])
-            if event_key != key:
+        rows = zip(batch.column("cluster_id").to_pylist(), batch.column("group_id").to_pylist(),
+                   batch.column("events").to_pylist(), strict=True)
+        for cluster, group, blob in rows:
+            if group is None or blob is None:
+                continue
+            row_key = (cluster or "", group)
+            if row_key != key:
                 if key is not None:
                     done.add(key)
                     yield key, current
-                if event_key in done:
-                    raise ValueError(f"replay input is not clustered by group: {event_key} seen again")
-                key, current = event_key, []
-            current.append(event)
+                if row_key in done:
+                    raise ValueError(f"replay input is not clustered by group: {row_key} seen again")
+                key, current = row_key, []
+            current.extend(pickle.loads(blob))
     if key is not None:
         yield key, current
 
@@ -180,11 +250,6 @@ def _replay_one(key: tuple[str, str], group_events: list[dict[str, Any]], topics
     return result
 
 
-def _without_empty_columns(table: pa.Table) -> pa.Table:
-    """Columns with no value in this group skipped (from_arrow leaves nulls out anyway; most are empty)."""
-    return table.select([i for i, column in enumerate(table.columns) if column.null_count < table.num_rows])
-
-
 def _model_replay() -> Replay:
     from rebalance_lab.replay.model import replay_group
 
@@ -196,34 +261,3 @@ def ordered(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
     sequence, then where they came from (the model sorts again by its causal rank; this only fixes the input)."""
     return sorted(events, key=lambda e: (e["ts"], e.get("seq") or 0, e.get("source_ref") or "",
                                          e.get("event_type") or ""))
-
-
-def combine(result: dict[str, list[dict[str, Any]]]) -> pa.Table:
-    """Rows of several tables as one :data:`OUTPUT_SCHEMA` table (each row sets one struct column).
-
-    Each struct column is built in one ``pa.array`` call over the rows padded with None (a null
-    struct): per group, that is several times cheaper than a Table per table plus concatenation.
-    """
-    present = [(field, result.get(field.name) or []) for field in list(OUTPUT_SCHEMA)[1:]]
-    names = [field.name for field, rows in present for _ in rows]
-    total = len(names)
-    columns: list[pa.Array] = [pa.array(names, pa.string())]
-    before = 0
-    for field, rows in present:
-        if rows:
-            columns.append(pa.array([None] * before + rows + [None] * (total - before - len(rows)), field.type))
-        else:
-            columns.append(pa.nulls(total, field.type))
-        before += len(rows)
-    return pa.Table.from_arrays(columns, schema=OUTPUT_SCHEMA)
-
-
-def split(table: pa.Table) -> dict[str, list[dict[str, Any]]]:
-    """The inverse of :func:`combine`, for tests and the single-process comparison: rows per table."""
-    out: dict[str, list[dict[str, Any]]] = {}
-    names = table.column("table").to_pylist()
-    for name in dict.fromkeys(names):
-        mask = pa.array([n == name for n in names])
-        part = pa.Table.from_struct_array(table.filter(mask).column(name).combine_chunks())
-        out[name] = tables.from_arrow(part)
-    return out

@@ -1,16 +1,20 @@
-"""The per-task functions of the Spark pipeline, without Spark: parse batches, reports, the combined output."""
+"""The per-task functions of the Spark pipeline, without Spark: parse, replay, part files and their commit."""
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 
 from rebalance_lab.replay import events as ev
-from rebalance_lab.replay import tables, tasks
+from rebalance_lab.replay import parts, tables, tasks
 from rebalance_lab.replay.diagnostics import ParseReport
+from rebalance_lab.replay.parts import Part, PartWriter
 
 
 def _files(*paths: Path) -> list[pa.RecordBatch]:
@@ -28,20 +32,34 @@ def _write(path: Path, rows: list[dict[str, Any]], extra: str = "") -> Path:
     return path
 
 
-def test_parse_files_yields_canonical_batches_and_one_report_per_file(tmp_path: Path,
-                                                                      monkeypatch: Any) -> None:
+def _parse(paths: list[Path], staging: Path, settings: tasks.ParseSettings,
+           reports: dict[int, dict[str, Any]]) -> tuple[pa.Table, list[Part]]:
+    out = pa.Table.from_batches(list(tasks.parse_files(_files(*paths), settings, reports.__setitem__,
+                                                       PartWriter(staging, 3, 1))), schema=tasks.PARSED_SCHEMA)
+    written = parts.parts_of(out.filter(pc.is_valid(out.column("path"))).select(parts.PARTS_SCHEMA.names))
+    return out.filter(pc.is_valid(out.column("events"))), written
+
+
+def test_parse_files_writes_the_events_and_yields_each_groups_events_and_one_report_per_file(
+        tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setattr(tasks, "BATCH_EVENTS", 3)
     a = _write(tmp_path / "a.jsonl", [_event(i) for i in range(1, 8)], extra="{broken\n")
-    b = _write(tmp_path / "b.jsonl", [_event(1, group="h")])
+    b = _write(tmp_path / "b.jsonl", [_event(1, group="h"), _event(2, "TOPIC_METADATA", group="h")])
     reports: dict[int, dict[str, Any]] = {}
-    batches = list(tasks.parse_files(_files(a, b), tasks.ParseSettings(fmt="emulator"), reports.__setitem__))
-    assert all(batch.schema == ev.ARROW_SCHEMA for batch in batches)
-    assert [batch.num_rows for batch in batches] == [3, 3, 2]  # batches span files; the rest at the end
-    rows = ev.from_arrow(pa.Table.from_batches(batches))
-    assert [(r["group_id"], r["seq"]) for r in rows] == [("g", i) for i in range(1, 8)] + [("h", 1)]
-    assert rows[0]["source_ref"] == "a.jsonl:1"
+    groups, written = _parse([a, b], tmp_path / "staging", tasks.ParseSettings(fmt="emulator"), reports)
+    assert [(p.table, p.rows, p.task) for p in written] == [("events", 9, 3)]
+    assert written[0].path == str(tmp_path / "staging" / "events" / "part-00003-1.parquet")
+    events = ev.from_arrow(pq.read_table(written[0].path))
+    assert [(r["group_id"], r["seq"]) for r in events] == [("g", i) for i in range(1, 8)] + [("h", 1), ("h", 2)]
+    assert events[0]["source_ref"] == "a.jsonl:1"
+    assert pq.ParquetFile(written[0].path).metadata.num_row_groups == 3  # written as it went, 3 events at a time
+    columns = [groups.column(n).to_pylist() for n in ("cluster_id", "group_id", "events")]
+    by_key = {(c, g): pickle.loads(blob) for c, g, blob in zip(*columns, strict=True)}
+    assert sorted(by_key, key=str) == [("c", "g"), ("c", "h"), ("c", None)]
+    assert [e["seq"] for e in by_key[("c", "g")]] == list(range(1, 8))
+    assert tasks.topic_events(groups) == by_key[("c", None)]  # TOPIC_METADATA is the cluster's, not the group's
     assert reports[0]["events"] == 7 and reports[0]["unparsed"] == 1 and reports[0]["files"] == 1
-    assert reports[1]["events"] == 1 and reports[1]["unparsed"] == 0
+    assert reports[1]["events"] == 2 and reports[1]["unparsed"] == 0
 
 
 def test_a_file_of_no_known_format_is_reported_and_the_others_still_parse(tmp_path: Path) -> None:
@@ -49,12 +67,24 @@ def test_a_file_of_no_known_format_is_reported_and_the_others_still_parse(tmp_pa
     junk.write_text("hello\nworld\n")
     good = _write(tmp_path / "good.jsonl", [_event(1)])
     reports: dict[int, dict[str, Any]] = {}
-    batches = list(tasks.parse_files(_files(junk, good), tasks.ParseSettings(), reports.__setitem__))
-    assert sum(b.num_rows for b in batches) == 1
+    groups, written = _parse([junk, good], tmp_path / "staging", tasks.ParseSettings(), reports)
+    assert groups.num_rows == 1 and [p.rows for p in written] == [1]
     total = tasks.merge_reports(reports)
     assert (total.files, total.events, total.unparsed) == (2, 1, 1)
     assert total.reasons == {"unknown format": 1}
     assert total.samples[0]["ref"] == "notes.txt"
+
+
+def test_a_parse_task_that_fails_leaves_no_part_file(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(tasks, "BATCH_EVENTS", 1)
+    good = _write(tmp_path / "good.jsonl", [_event(1), _event(2)])
+
+    def failing(*_: Any) -> None:
+        raise OSError("disk gone")
+
+    with pytest.raises(OSError, match="disk gone"):  # after two events were written
+        list(tasks.parse_files(_files(good), tasks.ParseSettings(), failing, PartWriter(tmp_path / "s", 0)))
+    assert (tmp_path / "s" / "events").is_dir() and list((tmp_path / "s").rglob("*.parquet*")) == []
 
 
 def test_merge_reports_is_in_file_order_whatever_order_the_tasks_finished_in() -> None:
@@ -76,21 +106,22 @@ def _rows() -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def test_combine_carries_every_table_in_one_table_and_split_gives_the_rows_back() -> None:
-    combined = tasks.combine(_rows())
-    assert combined.schema == tasks.OUTPUT_SCHEMA
-    assert combined.column("table").to_pylist() == ["group_generations", "group_generations", "group_summary"]
-    for name in tables.TABLES:  # exactly one struct column is set per row
-        valid = combined.column(name).is_valid().to_pylist()
-        assert valid == [t == name for t in combined.column("table").to_pylist()]
-    back = tasks.split(combined)
-    assert back["group_generations"][0]["members"][0]["assignment"] == [ev.tp("t", 0)]
-    assert back["group_generations"][1]["t_prepare"] == 5_000_001
-    assert back["group_summary"][0]["triggers"] == {"member_join": 2}
+def _groups(*runs: tuple[str, list[dict[str, Any]]], rows_per_batch: int = 100) -> list[pa.RecordBatch]:
+    """PARSED_SCHEMA rows, one per (group, events) given, in the order given."""
+    table = pa.Table.from_pylist([{"cluster_id": "c", "group_id": group, "events": pickle.dumps(events)}
+                                  for group, events in runs], schema=tasks.PARSED_SCHEMA)
+    return table.to_batches(max_chunksize=rows_per_batch)
 
 
-def test_replay_batches_orders_each_group_and_reports_a_failing_group_as_a_row() -> None:
-    shuffled = ev.to_arrow([_event(2, ts=2_000), _event(1, ts=2_000), _event(3, ts=1_000)]).to_batches()
+def _replay(batches: list[pa.RecordBatch], staging: Path, topics: dict[str, list[dict[str, Any]]],
+            replay: Any, whatif: tuple[str, ...] = ()) -> dict[str, list[dict[str, Any]]]:
+    out = pa.Table.from_batches(list(tasks.replay_groups(batches, topics, whatif, PartWriter(staging, 0), replay)))
+    return {p.table: tables.from_arrow(pq.read_table(p.path)) for p in parts.parts_of(out)}
+
+
+def test_replay_groups_orders_each_group_writes_every_table_and_reports_a_failing_group_as_a_row(
+        tmp_path: Path) -> None:
+    shuffled = _groups(("g", [_event(2, ts=2_000)]), ("g", [_event(1, ts=2_000), _event(3, ts=1_000)]))
     seen: list[list[int]] = []
 
     def replay(events: list[dict[str, Any]], topics: list[dict[str, Any]], **_: Any) -> dict[str, Any]:
@@ -98,14 +129,17 @@ def test_replay_batches_orders_each_group_and_reports_a_failing_group_as_a_row()
         assert topics == [{"topic_partitions": {"t": 1}}]
         return _rows()
 
-    out = pa.Table.from_batches(list(tasks.replay_batches(shuffled, {"c": [{"topic_partitions": {"t": 1}}]},
-                                                          ("range",), replay)))
-    assert seen == [[3, 1, 2]] and out.num_rows == 3
+    out = _replay(shuffled, tmp_path / "a", {"c": [{"topic_partitions": {"t": 1}}]}, replay, ("range",))
+    assert seen == [[3, 1, 2]]
+    assert sorted(out) == ["group_generations", "group_summary"]  # a table without rows gets no file
+    assert out["group_generations"][0]["members"][0]["assignment"] == [ev.tp("t", 0)]
+    assert out["group_generations"][1]["t_prepare"] == 5_000_001
+    assert out["group_summary"][0]["triggers"] == {"member_join": 2}
 
     def broken(*_: Any, **__: Any) -> dict[str, Any]:
         raise KeyError("leader")
 
-    failed = tasks.split(pa.Table.from_batches(list(tasks.replay_batches(shuffled, {}, (), broken))))
+    failed = _replay(shuffled, tmp_path / "b", {}, broken)
     assert failed == {tasks.ERROR_TABLE: [{"cluster_id": "c", "group_id": "g", "error": "KeyError: 'leader'"}]}
 
 
@@ -121,10 +155,12 @@ def test_parse_tasks_pack_files_by_size_so_the_cores_finish_together() -> None:
     assert tasks.plan_parse_tasks([], parallelism=2) == []
 
 
-def test_replay_batches_replays_each_clustered_group_once_across_batch_boundaries() -> None:
-    rows = [_event(1, group="a"), _event(2, group="a"), _event(1, group="b"), _event(2, group="b"),
-            _event(3, group="b"), _event(1, group="c")]
-    batches = ev.to_arrow(rows).to_batches(max_chunksize=4)  # group b spans two batches
+def test_replay_groups_replays_each_clustered_group_once_across_batch_boundaries(tmp_path: Path,
+                                                                                monkeypatch: Any) -> None:
+    monkeypatch.setattr(tasks, "BATCH_ROWS", 1)
+    batches = _groups(("a", [_event(1, group="a"), _event(2, group="a")]), ("b", [_event(1, group="b")]),
+                      ("b", [_event(2, group="b"), _event(3, group="b")]), ("c", [_event(1, group="c")]),
+                      rows_per_batch=2)  # group b spans two batches
     seen: list[tuple[str, list[int]]] = []
 
     def replay(events: list[dict[str, Any]], topics: list[dict[str, Any]], **_: Any) -> dict[str, Any]:
@@ -133,11 +169,36 @@ def test_replay_batches_replays_each_clustered_group_once_across_batch_boundarie
         seen.append((events[0]["group_id"], [e["seq"] for e in events]))
         return {"group_summary": [{"cluster_id": "c", "group_id": events[0]["group_id"], "events": len(events)}]}
 
-    out = tasks.split(pa.Table.from_batches(list(tasks.replay_batches(batches, {}, (), replay))))
+    out = _replay(batches, tmp_path / "s", {}, replay)
     assert seen == [("a", [1, 2]), ("b", [1, 2, 3])]
     assert [(r["group_id"], r["events"]) for r in out["group_summary"]] == [("a", 2), ("b", 3)]
     assert out[tasks.ERROR_TABLE] == [{"cluster_id": "c", "group_id": "c", "error": "RuntimeError: boom"}]
 
-    unclustered = ev.to_arrow([_event(1, group="a"), _event(1, group="b"), _event(2, group="a")]).to_batches()
+    unclustered = _groups(("a", [_event(1, group="a")]), ("b", [_event(1, group="b")]), ("a", [_event(2, group="a")]))
     with pytest.raises(ValueError, match="not clustered"):
-        list(tasks.replay_batches(unclustered, {}, (), replay))
+        list(tasks.replay_groups(unclustered, {}, (), PartWriter(tmp_path / "u", 0), replay))
+    assert list((tmp_path / "u").rglob("*.parquet*")) == []  # the failed task's started file is gone
+
+
+def test_commit_keeps_the_successful_attempts_files_and_gives_an_empty_table_its_schema(tmp_path: Path) -> None:
+    staging, out = tmp_path / "staging", tmp_path / "out"
+    schema = tables.TABLES["group_summary"]
+    row = {"cluster_id": "c", "group_id": "g", "events": 1}
+    attempts = []
+    for task, attempt in ((0, 0), (0, 1), (1, 0)):
+        writer = PartWriter(staging, task, attempt)
+        writer.write("group_summary", tables.to_arrow("group_summary", [{**row, "events": 10 * task + attempt}]))
+        attempts.append(writer.close()[0])
+    (out / "group_summary").mkdir(parents=True)
+    (out / "group_summary" / "part-00009.parquet").write_text("from an earlier run")
+    counts = parts.commit(out, [attempts[1], attempts[2]], {"group_summary": schema, tasks.ERROR_TABLE:
+                                                            tasks.ERROR_SCHEMA})
+    assert counts == {"group_summary": 2, tasks.ERROR_TABLE: 0}
+    assert sorted(p.name for p in (out / "group_summary").iterdir()) == ["_SUCCESS", "part-00000.parquet",
+                                                                          "part-00001.parquet"]
+    assert [r["events"] for r in tables.from_arrow(pq.read_table(out / "group_summary"))] == [1, 10]
+    empty = pq.read_table(out / tasks.ERROR_TABLE)
+    assert empty.num_rows == 0 and empty.schema == tasks.ERROR_SCHEMA
+    assert Path(attempts[0].path).exists()  # the losing attempt's file stays in staging, removed with it
+    with pytest.raises(ValueError, match="two part files for task 0"):
+        parts.commit(out, [attempts[0], attempts[0]], {"group_summary": schema})
