@@ -212,25 +212,10 @@ def to_arrow(events: Iterable[dict[str, Any]]) -> pa.Table:
 
 def table_from_rows(rows: Iterable[dict[str, Any]], schema: pa.Schema) -> pa.Table:
     """Row dicts to a table of ``schema``: absent keys are nulls, keys outside it are ignored, and a map
-    column may be given as a dict.
-
-    One pass over each row's own keys fills the columns: for sparse rows (an event sets about a
-    third of the columns) that is several times cheaper than ``Table.from_pylist``, which looks
-    every column up in every row.
-    """
-    rows = rows if isinstance(rows, list) else list(rows)
-    n = len(rows)
-    columns: dict[str, list[Any]] = {name: [None] * n for name in schema.names}
-    for i, row in enumerate(rows):
-        for key, value in row.items():
-            column = columns.get(key)
-            if column is not None:
-                column[i] = value
-    for field in schema:
-        if pa.types.is_map(field.type):
-            values = columns[field.name]
-            columns[field.name] = [list(v.items()) if isinstance(v, dict) else v for v in values]
-    return pa.Table.from_arrays([pa.array(columns[f.name], f.type) for f in schema], schema=schema)
+    column may be given as a dict. Arrow's converter reads the dicts itself, as one struct array
+    (cheaper than ``Table.from_pylist``, which gathers every column in Python first)."""
+    values = rows if isinstance(rows, list) else list(rows)
+    return pa.Table.from_struct_array(pa.array(values, pa.struct(list(schema))))
 
 
 def python_columns(table: pa.Table) -> dict[str, list[Any]]:

@@ -288,7 +288,8 @@ def run_spark(spark: SparkSession, inputs: Sequence[str], *, fmt: str = "auto", 
             with suppress(OSError):
                 run.staging.parent.rmdir()  # unless another run is writing to the same directory
         with run.phase("collect"):
-            collected, errors = _collect(run)
+            # Without a report, only the (small) errors table is read back.
+            collected, errors = _collect(run) if report else ({name: [] for name in _COLLECTED}, _errors(run))
         meta = _meta(run, inputs, files, settings, whatif, partitions, rows, parse_report, collected)
         meta["errors"] = errors
         outcome = SparkResult(out, parse_report, rows, phases.durations(), meta, errors)
@@ -420,17 +421,23 @@ def _read_table(run: _Run, name: str, drop: Sequence[str] = (),
     return tables.from_arrow(pq.read_table(path, columns=columns, filters=filters, schema=schema))
 
 
+_COLLECTED = ("group_summary", "rebalance_episodes", "group_generations", "whatif_results", "partition_moves")
+
+
+def _errors(run: _Run) -> list[dict[str, Any]]:
+    return _read_table(run, tasks.ERROR_TABLE)
+
+
 def _collect(run: _Run) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
     """What the report reads: every group's summary, episodes, generations and what-ifs (without the nested
     member and assignment lists, which it does not draw), and the partition moves of the busiest groups."""
-    collected = {name: _read_table(run, name, _REPORT_DROPS.get(name, ()))
-                 for name in ("group_summary", "rebalance_episodes", "group_generations", "whatif_results")}
+    collected = {name: _read_table(run, name, _REPORT_DROPS.get(name, ())) for name in _COLLECTED[:-1]}
     busy = sorted(collected["group_summary"],
                   key=lambda r: (-(r.get("episodes") or 0), r["cluster_id"], r["group_id"]))[:BUSY_GROUPS]
     busy_keys = {(r["cluster_id"], r["group_id"]) for r in busy}
     moves = _read_table(run, "partition_moves", filters=[("group_id", "in", sorted({g for _, g in busy_keys}))])
     collected["partition_moves"] = [r for r in moves if (r["cluster_id"], r["group_id"]) in busy_keys]
-    return collected, _read_table(run, tasks.ERROR_TABLE)
+    return collected, _errors(run)
 
 
 def _meta(run: _Run, inputs: Sequence[str], files: list[str], settings: tasks.ParseSettings,

@@ -24,7 +24,7 @@ from rebalance_lab.clients.assignors.common import (
     topic_metadata,
     wrap,
 )
-from rebalance_lab.clients.assignors.java_hashmap import java_hash_order, string_hash
+from rebalance_lab.clients.assignors.java_hashmap import string_hash_order
 from rebalance_lab.clients.assignors.partition_movements import PartitionMovements
 from rebalance_lab.clients.assignors.sticky_constrained import ConstrainedBuilder
 from rebalance_lab.clients.assignors.sticky_general import GeneralBuilder, PrevOwner
@@ -141,7 +141,7 @@ class AbstractStickyAssignor(ABC):
         matching: tuple[str, ...] | None = None  # the last subscription found equal to ``topics``
         claimant: dict[TopicPartition, str] = {}
         # consumerToOwnedPartitions is a fresh HashMap filled in subscriptions order.
-        for member in java_hash_order(list(members), string_hash):
+        for member in string_hash_order(members):
             result.owned[member] = []
         for member in members:
             sub = group.members[member]

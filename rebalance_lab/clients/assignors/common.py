@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from itertools import islice, repeat
 from operator import attrgetter, le
 
-from rebalance_lab.clients.assignors.java_hashmap import java_hash_order, java_str_key, string_hash
+from rebalance_lab.clients.assignors.java_hashmap import java_str_key, string_hash_order
 from rebalance_lab.clients.assignors.types import (
     Assignment,
     ClusterView,
@@ -96,7 +96,7 @@ def member_hash_order(group: GroupSubscription) -> list[str]:
     ``ConsumerCoordinator.onLeaderElected`` puts members into a ``new HashMap<>()`` in
     JoinGroup-response order; Python's dict order (JoinGroup order) is not Java's.
     """
-    return java_hash_order(group.members, string_hash)
+    return string_hash_order(group.members)
 
 
 @dataclass(frozen=True)
@@ -126,10 +126,10 @@ def topic_metadata(cluster: ClusterView, group: GroupSubscription, members: Sequ
         if not seen.issuperset(topics):  # usually a superset: no Python loop then
             topic_set.update(dict.fromkeys(topics))
             seen.update(topics)
-    present = {t: metas for t in java_hash_order(topic_set, string_hash) if (metas := cluster.topics.get(t))}
+    present = {t: metas for t in string_hash_order(topic_set) if (metas := cluster.topics.get(t))}
     sorted_by_id = _SortedById.of(cluster)
     # partitionsPerTopic: a HashMap filled in the HashSet's order.
-    ordered = {t: sorted_by_id.get(t, present[t]) for t in java_hash_order(present, string_hash)}
+    ordered = {t: sorted_by_id.get(t, present[t]) for t in string_hash_order(present)}
     return TopicMetadata({t: metas for t, (metas, _) in ordered.items()}, {t: ids for t, (_, ids) in ordered.items()})
 
 

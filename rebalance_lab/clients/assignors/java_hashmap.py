@@ -236,5 +236,12 @@ def _may_treeify(hashes: list[int], final_capacity: int) -> bool:
     return False
 
 
-def string_hash_order(keys: list[str]) -> list[str]:
-    return java_hash_order(keys, string_hash)
+def string_hash_order(keys: Iterable[str]) -> list[str]:
+    """:func:`java_hash_order` of strings, remembered: a group's member ids and topics repeat from one
+    generation to the next, and the replay's what-if orders them in every assignor run."""
+    return list(_string_hash_order(tuple(keys)))
+
+
+@lru_cache(maxsize=4096)
+def _string_hash_order(keys: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(java_hash_order(keys, string_hash))
