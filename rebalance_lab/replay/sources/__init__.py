@@ -13,6 +13,7 @@ from __future__ import annotations
 import gzip
 import io
 import itertools
+import sys
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -101,7 +102,23 @@ def parse_file(path: str | Path, fmt: str, ctx: SourceContext) -> Iterator[dict[
         name = detect(head) if fmt == "auto" else fmt
         if name not in FORMATS:
             raise UnknownFormatError(f"unknown format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
-        yield from FORMATS[name].parse(itertools.chain(head, lines), ctx)
+        yield from shared_strings(FORMATS[name].parse(itertools.chain(head, lines), ctx))
+
+
+#: Event columns whose values a group's events repeat (ids, names): each is kept once (``sys.intern``).
+SHARED_COLUMNS = ("group_id", "member_id", "leader_id", "group_instance_id", "client_id", "client_host", "protocol")
+
+
+def shared_strings(events: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """Events with their repeated strings interned: a group's events pickle each id once on their way to
+    its replay task, and the model's dict lookups by member id compare pointers first."""
+    intern = sys.intern
+    for event in events:
+        for column in SHARED_COLUMNS:
+            value = event.get(column)
+            if value.__class__ is str:
+                event[column] = intern(value)
+        yield event
 
 
 def _readable(stream: IO[str], ctx: SourceContext) -> Iterator[str]:

@@ -72,6 +72,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -149,8 +150,8 @@ def _join_end(base: Event, ts: int, columns: dict[str, Any]) -> Event:
 
 def _member(m: dict[str, Any], consumer: bool, bad: Bad) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "member_id": m.get("memberId"), "group_instance_id": m.get("groupInstanceId"),
-        "client_id": m.get("clientId"), "client_host": m.get("clientHost"), "rack_id": None,
+        "member_id": _interned(m.get("memberId")), "group_instance_id": _interned(m.get("groupInstanceId")),
+        "client_id": _interned(m.get("clientId")), "client_host": _interned(m.get("clientHost")), "rack_id": None,
         "session_timeout_ms": m.get("sessionTimeout"), "rebalance_timeout_ms": m.get("rebalanceTimeout"),
         "topics": None, "owned": None, "generation": None, "assignment": None,
     }
@@ -158,6 +159,11 @@ def _member(m: dict[str, Any], consumer: bool, bad: Bad) -> dict[str, Any]:
         _subscription(m.get("subscription"), out, bad)
         out["assignment"] = assignment_tps(m.get("assignment"), bad)
     return out
+
+
+def _interned(value: Any) -> Any:
+    """A string the group's other records repeat (member ids, hosts), shared: it is pickled once per group."""
+    return sys.intern(value) if isinstance(value, str) else value
 
 
 def _subscription(value: Any, out: dict[str, Any], bad: Bad) -> None:
@@ -174,7 +180,8 @@ def _subscription(value: Any, out: dict[str, Any], bad: Bad) -> None:
                    generation=-1 if sub.generation_id is None else sub.generation_id, rack_id=sub.rack_id)
         return
     try:
-        out.update(topics=[str(t) for t in value.get("topics") or []], owned=_tps(value.get("ownedPartitions")),
+        out.update(topics=[sys.intern(str(t)) for t in value.get("topics") or []],
+                   owned=_tps(value.get("ownedPartitions")),
                    generation=int(value.get("generationId", -1)), rack_id=value.get("rackId"))
     except (AttributeError, TypeError, KeyError, ValueError):
         bad("malformed subscription")
@@ -203,7 +210,7 @@ def _tps(groups: Any, names: dict[str, str] | None = None, key: str = "topic") -
     """``[{"topic": t, "partitions": [0, 1]}]`` (or ``topicId``, renamed through ``names``) to tps."""
     out: list[dict[str, Any]] = []
     for group in groups or []:
-        topic = str(group[key])
+        topic = sys.intern(str(group[key]))
         if names is not None:
             topic = names.get(topic, topic)
         out += [{"topic": topic, "partition": int(p)} for p in group["partitions"]]
