@@ -32,6 +32,7 @@ GROUP = "demo-group"
 TOPIC = "demo"
 PARTITIONS = 6
 RECORDS = 600
+POLL_MS = 1000
 
 _VICTIM = textwrap.dedent(
     """
@@ -43,7 +44,7 @@ _VICTIM = textwrap.dedent(
                              client_id="crasher", session_timeout_ms=3000, heartbeat_interval_ms=500,
                              partition_assignment_strategy=[RangePartitionAssignor, RoundRobinPartitionAssignor])
     while True:
-        consumer.poll(timeout_ms=200)
+        consumer.poll(timeout_ms=1000)
     """
 )
 
@@ -79,8 +80,11 @@ class DemoConsumer:
         self._thread.start()
 
     def _run(self) -> None:
+        # Long polls: kafka-python 3.0.12 stops heartbeating for good when a poll() times out while its
+        # JoinGroup/SyncGroup is in flight and the join completes before the next poll() (the member is
+        # then expired); a poll returns as soon as records arrive, so reading stays prompt.
         while not self._stop.is_set():
-            for batch in self.consumer.poll(timeout_ms=100).values():
+            for batch in self.consumer.poll(timeout_ms=POLL_MS).values():
                 self.records += len(batch)
                 DemoConsumer.total += len(batch)
 

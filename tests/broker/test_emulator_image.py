@@ -241,7 +241,7 @@ class _Members:
                 time.sleep(0.05)
             consumer.subscribe([TOPIC])
             while not self.stop.is_set():
-                batches = consumer.poll(timeout_ms=200)
+                batches = consumer.poll(timeout_ms=1000)
                 with self.lock:
                     for records in batches.values():
                         for record in records:

@@ -120,7 +120,7 @@ def test_two_member_group_forms(kafka_broker: KafkaBroker) -> None:
             consumer.subscribe([topic])
             ready.wait(timeout=30)
             while not stop.is_set():
-                consumer.poll(timeout_ms=200)
+                consumer.poll(timeout_ms=1000)
                 assignments[index] = {tp.partition for tp in consumer.assignment()}
         except BaseException as exc:
             errors.append(exc)

@@ -15,6 +15,7 @@ from rebalance_lab.coordinator.routing import coordinator_for
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
+from tests.clients.member import KAFKA_PYTHON_POLL_MS
 
 from .wire import RawConnection
 
@@ -199,10 +200,10 @@ async def test_kafka_python_consumer_group_of_two_forms_and_splits_the_partition
             consumer = kafka.KafkaConsumer("t", bootstrap_servers=bootstrap, group_id="smoke", client_id=name,
                                            enable_auto_commit=False, session_timeout_ms=10_000,
                                            heartbeat_interval_ms=500)
-            deadline = time.time() + 20
+            deadline = time.time() + 30
             while time.time() < deadline and not stop.is_set():
                 try:  # OffsetFetch may not be served yet; the group still forms
-                    consumer.poll(timeout_ms=200)
+                    consumer.poll(timeout_ms=KAFKA_PYTHON_POLL_MS)  # long polls: see KAFKA_PYTHON_POLL_MS
                 except Exception:
                     time.sleep(0.1)
                 seen[name] = {(tp.topic, tp.partition) for tp in consumer.assignment()}
@@ -214,7 +215,7 @@ async def test_kafka_python_consumer_group_of_two_forms_and_splits_the_partition
         service: GroupService = srv.world.services["groups"]
         view = None
         try:
-            for _ in range(200):
+            for _ in range(300):
                 await asyncio.sleep(0.1)
                 view = service.coordinator.group("smoke")
                 parts = [seen.get(n, set()) for n in ("c1", "c2")]

@@ -16,6 +16,7 @@ from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAs
 
 from rebalance_lab.api import Emulator
 from rebalance_lab.coordinator.routing import partition_for
+from tests.clients.member import KAFKA_PYTHON_POLL_MS
 
 COMMON = {"schema_version", "source", "source_ref", "seq", "ts", "ts_kind", "cluster_id", "group_id", "event_type"}
 
@@ -30,7 +31,7 @@ def _run_group(emu: Emulator, strategies: list[list[Any]]) -> dict[str, list[int
 
     def poll(c: KafkaConsumer) -> None:
         while not stop.is_set():
-            c.poll(timeout_ms=100)
+            c.poll(timeout_ms=KAFKA_PYTHON_POLL_MS)  # long polls: see KAFKA_PYTHON_POLL_MS
 
     threads = [threading.Thread(target=poll, args=(c,), daemon=True) for c in consumers]
     for t in threads:
