@@ -107,3 +107,14 @@ def test_events_can_be_written_as_canonical_json_lines_too(spark: Any, recording
     assert result.report_path == tmp_path / "report.html" and result.report_path.exists()
     assert EAGER_GROUP in result.summary and "report: " in result.summary
     assert [name for name, _ in result.phases.items()][:2] == ["parse", "events-jsonl"]
+
+
+def test_a_local_session_compiles_with_c1_only_and_a_cluster_keeps_its_executors_jit() -> None:
+    """The local driver is the executor and lives for one replay: C2 compilation cost it more CPU than its work."""
+    from rebalance_lab.replay.spark import LOCAL_JIT, _launch_settings
+
+    local = _launch_settings("local[2]")
+    assert LOCAL_JIT in local["spark.driver.extraJavaOptions"].split()
+    assert "-Dlog4j2.configurationFile=" in local["spark.driver.extraJavaOptions"]
+    cluster = _launch_settings("spark://127.0.0.1:7077")
+    assert LOCAL_JIT not in cluster["spark.driver.extraJavaOptions"] + cluster["spark.executor.extraJavaOptions"]

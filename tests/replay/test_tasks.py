@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pickle
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +53,7 @@ def test_parse_files_writes_the_events_and_yields_each_groups_events_and_one_rep
     assert events[0]["source_ref"] == "a.jsonl:1"
     assert pq.ParquetFile(written[0].path).metadata.num_row_groups == 3  # written as it went, 3 events at a time
     columns = [groups.column(n).to_pylist() for n in ("cluster_id", "group_id", "events")]
-    by_key = {(c, g): pickle.loads(blob) for c, g, blob in zip(*columns, strict=True)}
+    by_key = {(c, g): tasks.unpack_events(blob) for c, g, blob in zip(*columns, strict=True)}
     assert sorted(by_key, key=str) == [("c", "g"), ("c", "h"), ("c", None)]
     assert [e["seq"] for e in by_key[("c", "g")]] == list(range(1, 8))
     assert tasks.topic_events(groups) == by_key[("c", None)]  # TOPIC_METADATA is the cluster's, not the group's
@@ -108,7 +107,7 @@ def _rows() -> dict[str, list[dict[str, Any]]]:
 
 def _groups(*runs: tuple[str, list[dict[str, Any]]], rows_per_batch: int = 100) -> list[pa.RecordBatch]:
     """PARSED_SCHEMA rows, one per (group, events) given, in the order given."""
-    table = pa.Table.from_pylist([{"cluster_id": "c", "group_id": group, "events": pickle.dumps(events)}
+    table = pa.Table.from_pylist([{"cluster_id": "c", "group_id": group, "events": tasks.pack_events(events)}
                                   for group, events in runs], schema=tasks.PARSED_SCHEMA)
     return table.to_batches(max_chunksize=rows_per_batch)
 
