@@ -49,6 +49,9 @@ class Format:
     parse: Parser
     sniff: Sniffer
     description: str
+    #: The adapter interns the :data:`SHARED_COLUMNS` of its events itself (where it makes them, without a
+    #: second pass over every event); otherwise :func:`parse_file` does.
+    interns: bool = False
 
 
 FORMATS: dict[str, Format] = {}
@@ -102,7 +105,9 @@ def parse_file(path: str | Path, fmt: str, ctx: SourceContext) -> Iterator[dict[
         name = detect(head) if fmt == "auto" else fmt
         if name not in FORMATS:
             raise UnknownFormatError(f"unknown format {fmt!r}; known: {', '.join(sorted(FORMATS))}")
-        yield from shared_strings(FORMATS[name].parse(itertools.chain(head, lines), ctx))
+        adapter = FORMATS[name]
+        events = adapter.parse(itertools.chain(head, lines), ctx)
+        yield from events if adapter.interns else shared_strings(events)
 
 
 #: Event columns whose values a group's events repeat (ids, names): each is kept once (``sys.intern``).
@@ -112,13 +117,18 @@ SHARED_COLUMNS = ("group_id", "member_id", "leader_id", "group_instance_id", "cl
 def shared_strings(events: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
     """Events with their repeated strings interned: a group's events pickle each id once on their way to
     its replay task, and the model's dict lookups by member id compare pointers first."""
-    intern = sys.intern
     for event in events:
-        for column in SHARED_COLUMNS:
-            value = event.get(column)
-            if value.__class__ is str:
-                event[column] = intern(value)
-        yield event
+        yield intern_columns(event)
+
+
+def intern_columns(event: dict[str, Any]) -> dict[str, Any]:
+    """The event with its :data:`SHARED_COLUMNS` interned (in place)."""
+    intern = sys.intern
+    for column in SHARED_COLUMNS:
+        value = event.get(column)
+        if value.__class__ is str:
+            event[column] = intern(value)
+    return event
 
 
 def _readable(stream: IO[str], ctx: SourceContext) -> Iterator[str]:

@@ -89,6 +89,7 @@ order (:class:`LocalClock`).
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -108,6 +109,8 @@ Event = dict[str, Any]
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _SECOND = timedelta(seconds=1)
 _WALL = re.compile(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d", re.ASCII)
+#: ``SSS`` (exactly three ASCII digits) -> microseconds: one lookup instead of a check and a conversion per line
+_MILLIS_US = {f"{ms:03d}": ms * 1000 for ms in range(1000)}
 _FALLBACK_SLACK_S = 60  # how far a line may run behind the previous one before a repeated hour is assumed
 
 
@@ -143,8 +146,8 @@ class LocalClock:
         """``yyyy-MM-dd HH:mm:ss,SSS`` to epoch µs; None if it is not such a time."""
         if len(text) != 23 or text[19] != ",":
             return None
-        millis = text[20:]
-        if not (millis.isascii() and millis.isdigit()):
+        millis_us = _MILLIS_US.get(text[20:])
+        if millis_us is None:
             return None
         key = text[:19]
         if key != self._second_key:
@@ -152,7 +155,7 @@ class LocalClock:
             if seconds is None:
                 return None
             self._second_key, self._second_us = key, seconds * 1_000_000
-        return self._second_us + int(millis) * 1000
+        return self._second_us + millis_us
 
     def iso(self, text: str) -> int | None:
         """An ISO-8601 time (``T`` or space, ``.`` or ``,`` fraction, optional offset/``Z``) to epoch µs;
@@ -398,11 +401,11 @@ def _instance(main: str, ev: Event) -> None:
     if at >= 0:
         instance = option_value(main[at + len(_INSTANCE_JOIN):].split(" ", 1)[0])
         if instance is not None:
-            ev["group_instance_id"] = instance
+            ev["group_instance_id"] = sys.intern(instance)
         return
     at = main.find(_INSTANCE)
     if at >= 0:
-        ev["group_instance_id"] = main[at + len(_INSTANCE):].split(" ", 1)[0]
+        ev["group_instance_id"] = sys.intern(main[at + len(_INSTANCE):].split(" ", 1)[0])
 
 
 def option_value(text: str) -> str | None:
@@ -465,7 +468,7 @@ def _sync(m: re.Match[str], ev: Event) -> Event:
     ev["event_type"] = "SYNC_LEADER_ASSIGNMENT"
     ev["generation"] = int(m[3])
     if m[1] is not None:
-        ev["leader_id"] = m[1]
+        ev["leader_id"] = sys.intern(m[1])
     if m[4] is not None:
         ev["n_members"] = int(m[4])
         ev["n_static"] = int(m[5])
@@ -510,9 +513,10 @@ def _leave_scala(m: re.Match[str], ev: Event) -> Event:
     ev["group_id"] = m[8]
     ev["event_type"] = "MEMBER_LEFT"
     ev["member_id"] = m[1]
-    ev["group_instance_id"] = option_value(m[2])
-    ev["client_id"] = m[3]
-    ev["client_host"] = m[4]
+    instance = option_value(m[2])
+    ev["group_instance_id"] = None if instance is None else sys.intern(instance)
+    ev["client_id"] = sys.intern(m[3])
+    ev["client_host"] = sys.intern(m[4])
     ev["session_timeout_ms"] = int(m[5])
     ev["rebalance_timeout_ms"] = int(m[6])
     ev["supported_protocols"] = [p for p in m[7].split(", ") if p]
@@ -562,7 +566,7 @@ def _dynamic_join(m: re.Match[str], ev: Event) -> Event:
 
 def _static_join(m: re.Match[str], ev: Event) -> Event:
     ev["group_id"] = m[2]
-    ev["group_instance_id"] = m[1]
+    ev["group_instance_id"] = sys.intern(m[1])
     if m[4] is not None:
         ev["event_type"] = "STATIC_MEMBER_REPLACED"
         ev["raw"] = f"replaced {m[4]}"
@@ -584,7 +588,7 @@ def _leave_java(m: re.Match[str], ev: Event) -> Event:
     ev["event_type"] = "MEMBER_LEFT"
     ev["reason_code"] = "member_leave"
     if m[4] is not None:
-        ev["group_instance_id"] = m[4]
+        ev["group_instance_id"] = sys.intern(m[4])
     if kind is not None:  # "Dynamic"/"Static Member": a classic member of a consumer group
         ev["group_kind"] = "consumer"
     return ev
@@ -604,7 +608,7 @@ def _k848_target(m: re.Match[str], ev: Event) -> Event:
     ev["event_type"] = "K848_TARGET_COMPUTED"
     ev["generation"] = int(m[2])
     if m[3] is not None:
-        ev["protocol"] = m[3]
+        ev["protocol"] = sys.intern(m[3])
     return ev
 
 
@@ -639,14 +643,14 @@ def _k848_join(m: re.Match[str], ev: Event) -> Event:
     ev["event_type"] = "MEMBER_JOINED"
     ev["member_id"] = m[2]
     if m[3] is not None:
-        ev["group_instance_id"] = m[3]
+        ev["group_instance_id"] = sys.intern(m[3])
     return ev
 
 
 def _k848_rejoin(m: re.Match[str], ev: Event) -> Event:
     ev["group_id"] = m[1]
     ev["group_kind"] = "consumer"
-    ev["group_instance_id"] = m[3]
+    ev["group_instance_id"] = sys.intern(m[3])
     if m[4] is not None:
         ev["event_type"] = "STATIC_MEMBER_REPLACED"
         ev["member_id"] = m[4]
@@ -664,7 +668,7 @@ def _k848_left(m: re.Match[str], ev: Event) -> Event:
     ev["member_id"] = m[2]
     ev["reason_code"] = "static_temporary_leave" if m[4] else "member_leave"
     if m[3] is not None:
-        ev["group_instance_id"] = m[3]
+        ev["group_instance_id"] = sys.intern(m[3])
     return ev
 
 
@@ -746,7 +750,7 @@ class _Parser:
         self.num_partitions: int | None = ctx.options.get("offsets_partitions")
         self.static_replace: dict[int | None, Event] = {}  # broker -> its latest B8 "Replacing" event
         self.pending: tuple[int, str] | None = None  # an envelope head still waiting for its "(logger)" tail
-        self.loggers: set[str] = set()  # tails seen that look like logger names (only those: bounded)
+        self.loggers: dict[str, bool] = {}  # tails seen that look like logger names -> a coordinator's? (bounded)
 
     def run(self, lines: Iterable[str]) -> Iterator[Event]:
         # Lines and events are counted locally and added once (also when the consumer stops early).
@@ -787,22 +791,33 @@ class _Parser:
     def record(self, number: int, line: str) -> Event | None:
         tail = line.rfind(" (")
         space = line.find(" ", 26)
-        if line[24:26] != "] " or space < 0 or line[26:space] not in _LEVELS:
+        if not line.startswith("] ", 24) or space < 0 or line[26:space] not in _LEVELS:
             self.report.unparsable(self.ctx.ref(number), "no envelope", line)
             return None
         logger = line[tail + 2:-1] if tail > space and line.endswith(")") else ""
-        if logger not in self.loggers:
+        coordinator = self.loggers.get(logger)
+        if coordinator is None:
             if _LOGGER.fullmatch(logger) is None:  # no "(logger)" tail: cut short, or a multi-line message's head
                 self.pending = (number, line)
                 return None
-            self.loggers.add(logger)
-        if logger not in _LOGGERS:
+            coordinator = self.loggers[logger] = logger in _LOGGERS
+        if not coordinator:
             self.report.ignore()
             return None
-        return self.message(number, line, line[space + 1:tail])
+        # The message is line[start:tail]. The coordinator's logIdent (§2.1), inline here (this runs for every
+        # coordinator line): (broker id, offsets partition, where the body starts) of a prefix seen before, else
+        # parsed once by new_prefix.
+        start = space + 1
+        close = line.find("]", start, tail)
+        known = self.prefixes.get(line[start:close]) if close > start else None
+        if known is None:
+            msg = line[start:tail]
+            known = self.new_prefix(msg, close - start if close >= 0 else -1)
+            if known is None:
+                return self.message(number, line, msg, self.ctx.broker_id, None)
+        return self.message(number, line, line[start + known[2]:tail], known[0], known[1])
 
-    def message(self, number: int, line: str, msg: str) -> Event | None:
-        broker, partition, body = self.prefix(msg)
+    def message(self, number: int, line: str, body: str, broker: int | None, partition: int | None) -> Event | None:
         kind = classify(body)
         if kind is None:
             self.report.ignore()
@@ -830,16 +845,6 @@ class _Parser:
             return None
         return self.finish(kind, built)
 
-    def prefix(self, msg: str) -> tuple[int | None, int | None, str]:
-        """(broker id, offsets partition, body) from the coordinator's ``logIdent`` (§2.1)."""
-        close = msg.find("]")
-        known = self.prefixes.get(msg[:close]) if close > 0 else None
-        if known is None:
-            known = self.new_prefix(msg, close)
-            if known is None:
-                return self.ctx.broker_id, None, msg
-        return known[0], known[1], msg[known[2]:]
-
     def new_prefix(self, msg: str, close: int) -> tuple[int, int | None, int] | None:
         """Parse and remember a prefix: (broker id, partition, where the body starts)."""
         if close < 0 or not msg.startswith(("[GroupCoordinator ", "[GroupMetadataManager ")):
@@ -863,7 +868,11 @@ class _Parser:
         return ev
 
     def finish(self, kind: str, ev: Event) -> Event:
-        group = ev["group_id"]
+        # The ids a group's events repeat are interned here and in the builders (FORMAT.interns).
+        group = ev["group_id"] = sys.intern(ev["group_id"])
+        member = ev.get("member_id")
+        if member is not None:
+            ev["member_id"] = sys.intern(member)
         partition = ev["coord_partition"]
         if partition is None:
             partition = self.partitions.get(group)
@@ -890,6 +899,7 @@ def parse(lines: Iterable[str], ctx: SourceContext) -> Iterator[Event]:
 # --- sniffing -------------------------------------------------------------------------------------------------------
 
 _CLIENT_PREFIXES = ("[Consumer clientId=", "[Consumer instanceId=")
+_CLIENT_MARK = "[Consumer "  # in both: one test for the lines that have neither
 _CLIENT_LOGGERS = ("org.apache.kafka.clients.", "org.apache.kafka.common.")
 
 
@@ -902,7 +912,7 @@ def evidence(lines: list[str]) -> tuple[int, int]:
     """
     broker = client = 0
     for line in lines:
-        if any(prefix in line for prefix in _CLIENT_PREFIXES):
+        if _CLIENT_MARK in line and any(prefix in line for prefix in _CLIENT_PREFIXES):
             client += 1
             continue
         text = line.rstrip("\r\n")
@@ -940,4 +950,5 @@ def sniff(lines: list[str]) -> bool:
 FORMAT = register(Format(
     name=FORMAT_NAME, source=SOURCE, parse=parse, sniff=sniff,
     description="broker server.log group-coordinator lines (Scala 1.1-3.9 and Java 3.7+/4.x coordinators)",
+    interns=True,  # group and member ids in _Parser.finish, the other shared columns in the builders
 ))

@@ -76,9 +76,11 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import msgspec
+
 from rebalance_lab.protocol.consumer_protocol import decode_assignment, decode_subscription
 from rebalance_lab.replay.events import SCHEMA_VERSION, tp
-from rebalance_lab.replay.sources import Format, SourceContext, register
+from rebalance_lab.replay.sources import Format, SourceContext, intern_columns, register
 from rebalance_lab.replay.sources.broker_log import first_head, starts_json
 
 FORMAT_NAME = "dump-log"
@@ -117,14 +119,20 @@ def group_metadata_events(data: Any, base: Event, record_ts: int | None, bad: Ba
     if not isinstance(raw_members, list):
         raise BadRecord("malformed GroupMetadataValue")
     members = [_member(m, consumer, bad) for m in raw_members if isinstance(m, dict)]
-    generation = data.get("generation")
+    return _metadata_events(base, record_ts, members, protocol_type, data.get("generation"), data.get("protocol"),
+                            data.get("leader"), data.get("currentStateTimestamp", -1))
+
+
+def _metadata_events(base: Event, record_ts: int | None, members: list[dict[str, Any]], protocol_type: Any,
+                     generation: Any, protocol: Any, leader: Any, state_ts: Any) -> list[Event]:
+    """The events of a GroupMetadataValue whose members are read (both paths: :func:`group_metadata_events`
+    and :meth:`_Parser.typed_group_metadata`)."""
     columns = {
-        "generation": generation, "protocol_type": protocol_type, "protocol": data.get("protocol"),
-        "leader_id": data.get("leader"), "n_members": len(members),
+        "generation": generation, "protocol_type": protocol_type, "protocol": _interned(protocol),
+        "leader_id": _interned(leader), "n_members": len(members),
         "n_static": sum(1 for m in members if m["group_instance_id"] is not None),
     }
     out: list[Event] = []
-    state_ts = data.get("currentStateTimestamp", -1)
     state_us = state_ts * 1000 if isinstance(state_ts, int) and state_ts >= 0 else None
     if state_us is not None:
         out.append(_join_end(base, state_us, columns))
@@ -299,9 +307,9 @@ def legacy_members(text: Any, bad: Bad) -> list[dict[str, Any]] | None:
         partitions = None
         if m[2] is not None:
             partitions = [_legacy_tp(item) for item in m[2].split(", ") if item]
-        members.append({"member_id": m[1], "group_instance_id": None, "client_id": None, "client_host": None,
-                        "rack_id": None, "session_timeout_ms": None, "rebalance_timeout_ms": None, "topics": None,
-                        "owned": None, "generation": None, "assignment": partitions})
+        members.append({"member_id": sys.intern(m[1]), "group_instance_id": None, "client_id": None,
+                        "client_host": None, "rack_id": None, "session_timeout_ms": None, "rebalance_timeout_ms": None,
+                        "topics": None, "owned": None, "generation": None, "assignment": partitions})
     if not members and text != "{}":
         bad("unreadable assignment")
         return None
@@ -311,6 +319,188 @@ def legacy_members(text: Any, bad: Bad) -> list[dict[str, Any]] | None:
 def _legacy_tp(text: str) -> dict[str, Any]:
     topic, _, number = text.rpartition("-")
     return tp(topic, int(number)) if topic and number.isdigit() else tp(text, -1)
+
+
+# --- GroupMetadata records in the shape dump-log prints, typed (the fast path) ------------------------------------
+
+class _Typed(msgspec.Struct, rename="camel", forbid_unknown_fields=True, gc=False):
+    """The shape of a 3.8+ GroupMetadata record's key and value as dump-log prints them. Unknown fields are
+    refused rather than skipped: every value then sits in a field of a given type, so what decodes here is a
+    subset of what ``json`` reads, to the same values (a skipped field could hold what ``json`` refuses, such as
+    a number too long to convert). A default stands for an absent field (older record versions print fewer) and
+    is what the general path makes of its absence. The structs are never part of a cycle: no GC tracking."""
+
+
+class _TopicPartitions(_Typed):
+    topic: str
+    partitions: list[int]
+
+
+class _Subscription(_Typed):
+    topics: tuple[str, ...] = ()  # a tuple: the key of the topic-list cache
+    user_data: str | None = None
+    owned_partitions: tuple[_TopicPartitions, ...] = ()
+    generation_id: int = -1
+    rack_id: str | None = None
+
+
+class _Assignment(_Typed):
+    assigned_partitions: tuple[_TopicPartitions, ...] = ()
+    user_data: str | None = None
+
+
+class _Member(_Typed):
+    member_id: str
+    group_instance_id: str | None = None
+    client_id: str | None = None
+    client_host: str | None = None
+    rebalance_timeout: int | None = None
+    session_timeout: int | None = None
+    # Left undecoded (but checked to be JSON): a group's records repeat them, so each distinct text is
+    # decoded once per input (see _GroupMetadataReader). An absent one reads as null, as in the general path.
+    subscription: msgspec.Raw = msgspec.Raw(b"null")
+    assignment: msgspec.Raw = msgspec.Raw(b"null")
+
+
+class _GroupMetadata(_Typed):
+    protocol_type: str | None = None
+    generation: int | None = None
+    protocol: str | None = None
+    leader: str | None = None
+    current_state_timestamp: int | None = -1
+    members: list[_Member] | None = None
+
+
+class _GroupMetadataValue(_Typed):
+    data: _GroupMetadata
+    version: str | int | None = None
+
+
+class _GroupKeyData(_Typed):
+    group: str
+
+
+class _GroupKey(_Typed):
+    data: _GroupKeyData
+    kind: str | int | None = msgspec.field(default=None, name="type")  # the record type comes from _KEY_TYPE
+    version: str | int | None = None
+
+
+_GROUP_KEY = msgspec.json.Decoder(_GroupKey)
+_GROUP_VALUE = msgspec.json.Decoder(_GroupMetadataValue)
+_SUBSCRIPTION = msgspec.json.Decoder(_Subscription | str | None)  # a string: base64 (see _subscription)
+_ASSIGNMENT = msgspec.json.Decoder(_Assignment | str | None)
+_KEY_END = "} payload: {"
+_UNSEEN: Any = object()  # not in a cache (where None is a value)
+
+#: A subscription as its member columns (topics, owned, generation, rack_id), or what _subscription reads.
+Subscription = tuple[list[str], list[dict[str, Any]], int, str | None] | str | None
+#: An assignment's tps, or what assignment_tps reads.
+Assignment = list[dict[str, Any]] | str | None
+
+
+class _GroupMetadataReader:
+    """The fast path for the records that dominate a dump: GroupMetadata in the shape dump-log prints, decoded
+    straight into typed structs (no intermediate dicts) with each distinct subscription and assignment text
+    read once per input. What it does not take (None: a tombstone, another field or type, broken JSON) the
+    general path reads, and reports as it must; nothing is reported before a record is taken.
+
+    One tp dict per topic-partition, one list per distinct subscription topics and per distinct owned or
+    assigned text are shared by every member row that has them: a group's snapshots repeat them (a member
+    keeps its assignment across generations), and pickle then stores each once per group. Nothing changes
+    them in place: rebalance_lab/replay only reads them, turns them into tuples or copies them.
+    """
+
+    def __init__(self) -> None:
+        self.tps: dict[str, dict[int, dict[str, Any]]] = {}  # topic -> partition -> tp
+        self.topic_lists: dict[tuple[str, ...], list[str]] = {}
+        self.subscriptions: dict[bytes, Subscription] = {}  # JSON text -> its columns
+        self.assignments: dict[bytes, Assignment] = {}
+
+    def read(self, key_text: str) -> tuple[str, _GroupMetadata, list[tuple[Subscription, Assignment]]] | None:
+        """(group, value, each member's subscription and assignment), or None if it is not in the shape.
+
+        Splitting at the first ``} payload: {`` is safe: if the part before it decodes, it is exactly the key
+        object that ``raw_decode`` would find (a ``} payload: {`` inside the group name leaves a broken key).
+        """
+        split = key_text.find(_KEY_END)
+        if split < 0:
+            return None
+        try:
+            group = _GROUP_KEY.decode(key_text[:split + 1]).data.group
+            value = _GROUP_VALUE.decode(key_text[split + len(_KEY_END) - 1:]).data
+            parts = self.parts(value.members or [])
+        except ValueError:  # msgspec's errors are ValueErrors, and so is a lone surrogate it cannot encode
+            return None
+        return group, value, parts
+
+    def parts(self, members: list[_Member]) -> list[tuple[Subscription, Assignment]]:
+        """Each member's subscription and assignment, decoded on their text's first occurrence."""
+        subscriptions, assignments = self.subscriptions, self.assignments
+        out = []
+        for m in members:
+            text = bytes(m.subscription)
+            sub = subscriptions.get(text, _UNSEEN)
+            if sub is _UNSEEN:
+                sub = subscriptions[text] = self.subscription(text)
+            text = bytes(m.assignment)
+            assigned = assignments.get(text, _UNSEEN)
+            if assigned is _UNSEEN:
+                assigned = assignments[text] = self.assignment(text)
+            out.append((sub, assigned))
+        return out
+
+    def members(self, value: _GroupMetadata, parts: list[tuple[Subscription, Assignment]], consumer: bool,
+                bad: Bad) -> list[dict[str, Any]]:
+        """What :func:`_member` makes of each member."""
+        intern = sys.intern
+        rows = []
+        for m, (sub, assigned) in zip(value.members or [], parts, strict=True):
+            instance, client, host = m.group_instance_id, m.client_id, m.client_host
+            row: dict[str, Any] = {
+                "member_id": intern(m.member_id), "group_instance_id": None if instance is None else intern(instance),
+                "client_id": None if client is None else intern(client),
+                "client_host": None if host is None else intern(host), "rack_id": None,
+                "session_timeout_ms": m.session_timeout, "rebalance_timeout_ms": m.rebalance_timeout,
+                "topics": None, "owned": None, "generation": None, "assignment": None,
+            }
+            if consumer:
+                if sub.__class__ is tuple:
+                    row["topics"], row["owned"], row["generation"], row["rack_id"] = sub
+                else:
+                    _subscription(sub, row, bad)
+                row["assignment"] = assigned if assigned.__class__ is list else assignment_tps(assigned, bad)
+            rows.append(row)
+        return rows
+
+    def subscription(self, text: bytes) -> Subscription:
+        value: _Subscription | str | None = _SUBSCRIPTION.decode(text)
+        if not isinstance(value, _Subscription):
+            return value
+        return self.topic_list(value.topics), self.tp_list(value.owned_partitions), value.generation_id, value.rack_id
+
+    def assignment(self, text: bytes) -> Assignment:
+        value: _Assignment | str | None = _ASSIGNMENT.decode(text)
+        return self.tp_list(value.assigned_partitions) if isinstance(value, _Assignment) else value
+
+    def topic_list(self, topics: tuple[str, ...]) -> list[str]:
+        found = self.topic_lists.get(topics)
+        if found is None:
+            found = self.topic_lists[topics] = [sys.intern(t) for t in topics]
+        return found
+
+    def tp_list(self, groups: tuple[_TopicPartitions, ...]) -> list[dict[str, Any]]:
+        found: list[dict[str, Any]] = []
+        for group in groups:
+            row = self.tps.get(group.topic)
+            if row is None:
+                row = self.tps[group.topic] = {}
+            try:
+                found += list(map(row.__getitem__, group.partitions))  # no Python frame per group
+            except KeyError:  # a partition not seen yet in this input
+                topic = sys.intern(group.topic)
+                found += [row.get(p) or row.setdefault(p, {"topic": topic, "partition": p}) for p in group.partitions]
+        return found
 
 
 # --- the parser -----------------------------------------------------------------------------------------------------
@@ -324,6 +514,7 @@ class _Parser:
         self.names: dict[str, str] = {}  # KIP-848 topic id -> name
         self.number = 0
         self.line = ""
+        self.fast = _GroupMetadataReader()
 
     def run(self, lines: Iterable[str]) -> Iterator[Event]:
         # Lines and events are counted locally and added once (also when the consumer stops early).
@@ -389,13 +580,17 @@ class _Parser:
                else self.ctx.ref(self.number))
         return {"schema_version": SCHEMA_VERSION, "source": SOURCE, "source_ref": ref, "seq": self.number,
                 "cluster_id": self.ctx.cluster_id, "broker_id": self.ctx.broker_id, "coord_partition": self.partition,
-                "group_id": group, "group_kind": kind}
+                "group_id": sys.intern(group), "group_kind": kind}
 
     def json_record(self, key_text: str, offset: int, ts: int | None) -> list[Event]:
         kind_match = _KEY_TYPE.match(key_text)
         kind = int(kind_match[1]) if kind_match else -1
         if kind in (0, 1) or kind > 8:
             return []  # offset commits and records out of scope: never JSON-decoded
+        if kind == 2:
+            events = self.typed_group_metadata(key_text, offset, ts)
+            if events is not None:
+                return events
         try:
             key, end = _DECODER.raw_decode(key_text)
             value = _payload(key_text[end:])
@@ -412,6 +607,17 @@ class _Parser:
             return self.group_metadata(offset, data.get("group"), value, ts)
         return self.k848(kind, offset, data, value, ts)
 
+    def typed_group_metadata(self, key_text: str, offset: int, ts: int | None) -> list[Event] | None:
+        """The events of a GroupMetadata record the fast path takes, else None (see _GroupMetadataReader)."""
+        read = self.fast.read(key_text)
+        if read is None:
+            return None
+        group, value, parts = read
+        protocol_type = value.protocol_type or None
+        members = self.fast.members(value, parts, protocol_type == "consumer", self.bad)
+        return _metadata_events(self.base(offset, group, "classic"), ts, members, protocol_type, value.generation,
+                                value.protocol, value.leader, value.current_state_timestamp)
+
     def group_metadata(self, offset: int, group: Any, value: Any, ts: int | None) -> list[Event]:
         base = self.base(offset, group, "classic")
         if value is None:
@@ -426,8 +632,8 @@ class _Parser:
             return []
         if ts is None:
             raise BadRecord("no timestamp")
-        return [{**self.base(offset, key.get("groupId"), "consumer"), "ts": ts, "ts_kind": "record_create",
-                 **columns}]
+        return [intern_columns({**self.base(offset, key.get("groupId"), "consumer"), "ts": ts,
+                                "ts_kind": "record_create", **columns})]
 
     def legacy_record(self, key_text: str, offset: int, ts: int | None) -> list[Event]:
         at = key_text.find(" payload: ")
@@ -448,8 +654,8 @@ class _Parser:
         members = legacy_members(value.get("assignment"), self.bad)
         return [{**base, "ts": ts, "ts_kind": "record_create", "event_type": "GENERATION_SNAPSHOT",
                  "generation": value.get("generationId"), "protocol_type": value.get("protocolType") or None,
-                 "protocol": value.get("protocol"), "n_members": None if members is None else len(members),
-                 "members": members}]
+                 "protocol": _interned(value.get("protocol")),
+                 "n_members": None if members is None else len(members), "members": members}]
 
 
 def key_type(key: Any) -> int:
@@ -496,4 +702,5 @@ def sniff(lines: list[str]) -> bool:
 FORMAT = register(Format(
     name=FORMAT_NAME, source=SOURCE, parse=parse, sniff=sniff,
     description="kafka-dump-log.sh --offsets-decoder output of __consumer_offsets segments (3.8+ JSON, <= 3.7 text)",
+    interns=True,  # group ids in base(), leader and protocol in _metadata_events, KIP-848 and old-form records
 ))
