@@ -208,18 +208,24 @@ def java_hash_order(keys: Iterable[K], hash_fn: Callable[[K], int]) -> list[K]:
     replayed step by step.
     """
     distinct = list(dict.fromkeys(keys))  # a repeated put keeps the key's place
-    hashes = [_spread(hash_fn(key)) for key in distinct]
+    return _hash_order(distinct, [_spread(hash_fn(key)) for key in distinct], hash_fn)
+
+
+def _hash_order(distinct: list[K], hashes: list[int], hash_fn: Callable[[K], int]) -> list[K]:
+    """:func:`java_hash_order` of distinct keys given their spread hashes."""
+    n = len(distinct)
     capacity = _DEFAULT_CAPACITY
-    while len(distinct) > int(capacity * 0.75):  # resize once ++size > threshold
+    while n > int(capacity * 0.75):  # resize once ++size > threshold
         capacity *= 2
-    if capacity > _MAXIMUM_CAPACITY or _may_treeify(hashes, capacity):
+    # A chain needs more than TREEIFY_THRESHOLD keys to treeify: fewer keys never replay.
+    if n > _TREEIFY_THRESHOLD and (capacity > _MAXIMUM_CAPACITY or _may_treeify(hashes, capacity)):
         m: JavaHashMap[K, None] = JavaHashMap(hash_fn)
         for key in distinct:
             m.put(key, None)
         return list(m.keys())
     mask = capacity - 1
-    order = sorted(range(len(distinct)), key=lambda i: hashes[i] & mask)
-    return [distinct[i] for i in order]
+    buckets = [h & mask for h in hashes]
+    return [distinct[i] for i in sorted(range(n), key=buckets.__getitem__)]
 
 
 def _may_treeify(hashes: list[int], final_capacity: int) -> bool:
@@ -244,4 +250,10 @@ def string_hash_order(keys: Iterable[str]) -> list[str]:
 
 @lru_cache(maxsize=4096)
 def _string_hash_order(keys: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(java_hash_order(keys, string_hash))
+    distinct = list(dict.fromkeys(keys))
+    return tuple(_hash_order(distinct, list(map(_spread_string_hash, distinct)), string_hash))
+
+
+@lru_cache(maxsize=65536)
+def _spread_string_hash(s: str) -> int:
+    return _spread(string_hash(s))
