@@ -17,7 +17,7 @@ def test_generated_groups_have_complete_generations_with_consistent_assignments(
     groups = list(replay_scale.generate(4_000, 40, seed=3))
     assert len(groups) == 40
     evidence = sum(e.get("reason_code") != "member_metadata_change" for events in groups for e in events)
-    assert 3_500 <= evidence <= 4_000
+    assert 4_000 <= evidence <= 4_400  # at least the events asked for, and at most a trigger more per group
     for events in groups:
         snapshots = [e for e in events if e["event_type"] == "GENERATION_SNAPSHOT"]
         kinds = Counter(e["event_type"] for e in events)
