@@ -35,7 +35,7 @@ RECORDS = 600
 POLL_MS = 1000
 
 _VICTIM = textwrap.dedent(
-    """
+    f"""
     import sys, time
     from kafka import KafkaConsumer
     from kafka.coordinator.assignors.range import RangePartitionAssignor
@@ -44,7 +44,7 @@ _VICTIM = textwrap.dedent(
                              client_id="crasher", session_timeout_ms=3000, heartbeat_interval_ms=500,
                              partition_assignment_strategy=[RangePartitionAssignor, RoundRobinPartitionAssignor])
     while True:
-        consumer.poll(timeout_ms=1000)
+        consumer.poll(timeout_ms={POLL_MS})
     """
 )
 
