@@ -113,6 +113,8 @@ class Avoidance:
             return False
         ins = [m for c in changes for m in c.ins]
         outs = [m for c in changes for m in c.outs]
+        if len(ins) != len(outs):  # (most changes: a join or a leave) the counts below cannot be equal
+            return False
         in_ids = Counter(identity(m, True) for m in ins)
         out_ids = Counter(identity(m, True) for m in outs)
         if in_ids != out_ids or max(in_ids.values()) > 1:

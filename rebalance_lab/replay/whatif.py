@@ -50,8 +50,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from itertools import chain, islice, repeat
-from operator import itemgetter, ne
+from itertools import chain
+from operator import itemgetter
 from typing import Any
 
 from rebalance_lab.clients.assignors import AssignorError, get_assignor
@@ -68,9 +68,6 @@ ASSIGNORS = ("range", "roundrobin", "sticky", "cooperative-sticky")
 STATIC_SUFFIX = "+static"
 MAX_FOLLOW_UPS = 4  # a what-if that keeps withholding is cut off (and reported as not reproduced)
 
-# What a member sends differs by assignor flavour: nothing of its past (range, roundrobin), its past in
-# the sticky user data, or its past as owned partitions (cooperative).
-_EAGER, _STICKY, _COOPERATIVE = 0, 1, 2
 
 _new_tuple = tuple.__new__
 _topic_of = itemgetter(0)
@@ -127,37 +124,20 @@ def mode_of(assignor: str, static: bool) -> str:
     return ("cooperative" if assignor in COOPERATIVE_PROTOCOLS else "eager") + (STATIC_SUFFIX if static else "")
 
 
-def _flavour(assignor: str) -> int:
-    if assignor in COOPERATIVE_PROTOCOLS:
-        return _COOPERATIVE
-    return _STICKY if assignor == "sticky" else _EAGER
-
-
 def _as_received(parts: Sequence[TopicPartition]) -> tuple[TopicPartition, ...]:
     """The list a member decodes: grouped by topic in first-appearance order (``serializeAssignment``)."""
-    if len(parts) < 2:
-        return tuple(parts)
-    topics = list(map(_topic_of, parts))
-    runs = 1 + sum(map(ne, topics, islice(topics, 1, None)))
-    if runs == 1 or runs == len(set(topics)):
-        return tuple(parts)  # each topic in one run already (assignors mostly write them so): nothing moves
-    grouped: dict[str, list[TopicPartition]] = {}
+    topics: dict[str, list[TopicPartition]] = {}
     for tp in parts:
-        grouped.setdefault(tp[0], []).append(tp)
-    return tuple(chain.from_iterable(grouped.values()))
-
-
-@lru_cache(maxsize=4096)
-def _native_order(topic: str) -> bool:
-    return native_order_is_java((topic,))
+        topics.setdefault(tp.topic, []).append(tp)
+    return tuple(parts) if len(topics) <= 1 else tuple(chain.from_iterable(topics.values()))
 
 
 def _wire_order(owned: Sequence[TopicPartition]) -> tuple[TopicPartition, ...]:
     """``owned`` sorted as ``serializeSubscription`` writes it (``topic_partition_key``). Where every topic
-    compares the same in Python and Java, the tuples' own order is that order, without a key per element."""
+    compares the same in Python and Java, the tuples' own order is that order, without a key call per element."""
     if len(owned) < 2:
         return tuple(owned)
-    if all(map(_native_order, set(map(_topic_of, owned)))):
+    if native_order_is_java(set(map(_topic_of, owned))):
         return tuple(sorted(owned))
     return tuple(sorted(owned, key=topic_partition_key))
 
@@ -175,7 +155,7 @@ def _topic_partitions(parts: Sequence[TP]) -> tuple[TopicPartition, ...]:
 def _same(received: Mapping[str, Sequence[TP]], recorded: Mapping[str, Sequence[TP]]) -> bool:
     if received.keys() != recorded.keys():
         return False
-    # equal lists are equal sets; only a list in another order needs the sets
+    # equal lists are equal sets: only lists in another order need the sets
     return all(parts == recorded[m] or set(parts) == set(recorded[m]) for m, parts in received.items())
 
 
@@ -190,21 +170,21 @@ class Chain:
     spec: Spec
     state: dict[str, SimMember] = field(default_factory=dict)
     by_identity: dict[str, SimMember] = field(default_factory=dict)
-    assignors: dict[tuple[str | None, str], Assignor] = field(default_factory=dict)
+    assignors: dict[tuple[str, str], Assignor] = field(default_factory=dict)
     alias: dict[int, int] = field(default_factory=dict)  # recorded generation -> what-if round number
 
     def identity(self, m: Member) -> str:
         return identity(m, self.spec.static)
 
-    def lookup(self, m: Member, key: str | None = None) -> SimMember | None:
-        """``key``: the member's :meth:`identity`, if the caller has it."""
+    def lookup(self, m: Member) -> SimMember | None:
         found = self.state.get(m.member_id)
         if found is not None:
             return found
-        if not self.spec.static and (m.group_instance_id is None
-                                     or (m.sub_generation is not None and m.sub_generation < 0)):
-            return None  # a dynamic member, or a fresh process under a known instance id
-        return self.by_identity.get(self.identity(m) if key is None else key)
+        if m.group_instance_id is None and not self.spec.static:
+            return None
+        if not self.spec.static and m.sub_generation is not None and m.sub_generation < 0:
+            return None  # a fresh process under a known instance id
+        return self.by_identity.get(self.identity(m))
 
     def protocol_generation(self, st: SimMember, recorded: int | None) -> int | None:
         if self.spec.static or recorded is None:
@@ -213,18 +193,14 @@ class Chain:
             return None
         return self.alias.get(recorded, recorded)
 
-    def subscription(self, m: Member, assignor: str, key: str | None = None) -> Subscription:
-        return self._subscription(m, _flavour(assignor), key)
-
-    def _subscription(self, m: Member, flavour: int, key: str | None) -> Subscription:
-        st = self.lookup(m, key)
-        last: tuple[TopicPartition, ...]
+    def subscription(self, m: Member, assignor: str) -> Subscription:
+        st = self.lookup(m)
         if st is None:
             recorded = m.sub_generation
             gen = recorded if recorded is not None and recorded >= 0 else None
-            # an eager member's past is never sent: its recorded owned partitions are not even read
-            last = _topic_partitions(m.owned or ()) if flavour != _EAGER else ()
-            last_gen = gen
+            # range/roundrobin never send a member's past: its recorded owned partitions are not even read
+            plain = assignor not in COOPERATIVE_PROTOCOLS and assignor != "sticky"
+            last, last_gen = () if plain else _topic_partitions(m.owned or ()), gen
             owned = last
         else:
             gen = self.protocol_generation(st, m.sub_generation)
@@ -232,16 +208,17 @@ class Chain:
             owned = last if gen is not None else ()  # a reset generation loses its partitions
         topics = m.topics or ()
         instance = instance_id(m) if self.spec.static else m.group_instance_id
-        if flavour == _COOPERATIVE:
+        if assignor in COOPERATIVE_PROTOCOLS:
             data = encode_cooperative_user_data(last_gen if last_gen is not None else -1)
-            return Subscription(topics, data, _wire_order(owned), gen, m.rack_id, instance)
+            wire = _wire_order(owned)
+            return Subscription(topics, data, wire, gen, m.rack_id, instance)
         user_data = None
-        if flavour == _STICKY and (st is not None or last):
+        if assignor == "sticky" and (st is not None or last):
             user_data = sticky_user_data(last, last_gen)
         return Subscription(topics, user_data, (), gen, m.rack_id, instance)
 
     def assignor_for(self, leader: str | None, name: str) -> Assignor:
-        key = (leader, name)
+        key = (leader or "", name)
         found = self.assignors.get(key)
         if found is None:
             found = self.assignors[key] = get_assignor(name)
@@ -250,31 +227,28 @@ class Chain:
     def run(self, members: list[Member], counts: Mapping[str, int], number: int, leader: Member | None,
             assignor: str) -> Round | None:
         """One round; None when the assignor throws (as Java's would, e.g. no partitions for anyone)."""
-        flavour = _flavour(assignor)
-        static = self.spec.static
-        keys = [identity(m, static) for m in members]
-        subs: dict[str, Subscription] = {}
-        for m, key in zip(members, keys, strict=True):
-            subs[m.member_id] = self._subscription(m, flavour, key)
-        leader_key = identity(leader, static) if leader is not None else None
+        subs = {m.member_id: self.subscription(m, assignor) for m in members}
+        owned_before: set[TopicPartition] = set()
+        for sub in subs.values():
+            owned_before.update(sub.owned_partitions)
+        leader_key = self.identity(leader) if leader is not None else None
         try:
             result = self.assignor_for(leader_key, assignor).assign(
                 _cluster(tuple(sorted(counts.items()))), GroupSubscription(subs))
         except AssignorError:
             return None
         received = {m: _as_received(result[m].partitions) if m in result else () for m in subs}
-        withheld: set[TopicPartition] = set()
-        if flavour == _COOPERATIVE:  # eager members send no owned partitions: nothing to withhold
-            withheld.update(*[sub.owned_partitions for sub in subs.values()])
-            withheld.difference_update(*received.values())
-        self.state = state = {}
-        by_identity = self.by_identity
-        member_keys: dict[str, str] = {}
-        for m, key in zip(members, keys, strict=True):
-            mid = m.member_id
-            state[mid] = by_identity[key] = SimMember(received[mid], number, number, key)
-            member_keys[mid] = key
-        return Round(members, member_keys, received, withheld)
+        assigned: set[TopicPartition] = set()
+        for parts in received.values():
+            assigned.update(parts)
+        self.state = {}
+        keys: dict[str, str] = {}
+        for m in members:
+            sim = SimMember(received[m.member_id], number, number, self.identity(m))
+            self.state[m.member_id] = sim
+            self.by_identity[sim.key] = sim
+            keys[m.member_id] = sim.key
+        return Round(members, keys, received, owned_before - assigned)
 
     def forget(self) -> None:
         """The group went empty, or a generation could not be simulated: start again from the recording."""
@@ -282,10 +256,7 @@ class Chain:
         self.by_identity = {}
 
     def owners(self) -> dict[TopicPartition, str]:
-        owners: dict[TopicPartition, str] = {}
-        for sim in self.state.values():
-            owners.update(zip(sim.received, repeat(sim.key)))
-        return owners
+        return {tp: sim.key for sim in self.state.values() for tp in sim.received}
 
 
 # --- one episode ----------------------------------------------------------------------------------------------------
@@ -318,14 +289,13 @@ def _simulate(chain_: Chain, item: EpisodeInput, assignor: str, completed: list[
     pending.reverse()  # a stack: the next recorded generation is last
     out = _Outcome()
     cooperative = assignor in COOPERATIVE_PROTOCOLS
-    alias = chain_.alias
     base: Generation | None = None
     while True:
         withholding = cooperative and bool(out.rounds) and bool(out.rounds[-1].withheld)
         if base is not None and not withholding:
             # recorded follow-ups the what-if does not need; one with other members is a rebalance of its own
             while pending and _same_members(pending[-1], base):
-                alias[pending.pop().generation] = alias.get(base.generation, base.generation)
+                chain_.alias[pending.pop().generation] = chain_.alias.get(base.generation, base.generation)
                 out.skipped += 1
         if not pending and not (withholding and base is not None):
             break
@@ -335,7 +305,7 @@ def _simulate(chain_: Chain, item: EpisodeInput, assignor: str, completed: list[
         aligned = bool(pending)
         g = pending.pop() if pending else base
         assert g is not None
-        number = alias.get(g.generation, g.generation)
+        number = chain_.alias.get(g.generation, g.generation)
         result = chain_.run(g.members or [], item.counts.get(g.generation, _NO_COUNTS), number, _leader(g), assignor)
         if result is None:
             out.failed = True
@@ -362,16 +332,17 @@ def _durations(ep: Episode, completed: list[Generation]) -> tuple[float | None, 
     return d1, d1
 
 
-def _estimates(d1: float | None, d2: float | None, out: _Outcome, before: dict[TopicPartition, str],
+def _estimates(durations: tuple[float | None, float | None], out: _Outcome, before: dict[TopicPartition, str],
                cooperative: bool) -> tuple[float | None, float | None]:
+    d1, d2 = durations
     if d1 is None or d2 is None:
         return None, None
     final = out.rounds[-1]
     if not cooperative:
-        had_owner = sum(map(before.__contains__, chain.from_iterable(final.received.values())))
+        had_owner = sum(1 for parts in final.received.values() for tp in parts if tp in before)
         return d1, had_owner * d1
     keys = set(final.keys.values())
-    orphans = len(before) - sum(map(keys.__contains__, before.values()))
+    orphans = sum(1 for key in before.values() if key not in keys)
     waited = sum(len(r.withheld) for r in out.rounds)
     return 0.0, orphans * d1 + waited * d2
 
@@ -379,7 +350,7 @@ def _estimates(d1: float | None, d2: float | None, out: _Outcome, before: dict[T
 def _loads(received: Mapping[str, Sequence[TP]]) -> tuple[int | None, int | None]:
     if not received:
         return None, None
-    sizes = list(map(len, received.values()))
+    sizes = [len(p) for p in received.values()]
     return max(sizes), min(sizes)
 
 
@@ -430,9 +401,10 @@ def _moved(before_state: Mapping[str, SimMember], before: dict[TopicPartition, s
         key = keys[member]
         if kept.get(key) == parts:
             continue  # kept exactly its list
-        # previous owners that are still there, less those that are this member itself (its key is live)
-        owners = list(map(before.get, parts))
-        moved += sum(map(live.__contains__, owners)) - owners.count(key)
+        for tp in parts:
+            old = before.get(tp)
+            if old is not None and old != key and old in live:
+                moved += 1
     return moved
 
 
@@ -461,8 +433,7 @@ def _avoided_row(chain_: Chain, row: dict[str, Any]) -> dict[str, Any]:
 def episode_row(chain_: Chain, item: EpisodeInput, assignor: str, base: dict[str, Any],
                 avoided: bool = False) -> dict[str, Any] | None:
     """The whatif_results row of one episode (None when it has no round to simulate), advancing ``chain_``."""
-    ep = item.episode
-    completed = ep.completed
+    completed = item.episode.completed
     row = _row(base, item, completed, assignor, chain_.spec.static)
     if avoided:
         return _avoided_row(chain_, row)
@@ -470,7 +441,7 @@ def episode_row(chain_: Chain, item: EpisodeInput, assignor: str, base: dict[str
     before = chain_.owners()
     out = _simulate(chain_, item, assignor, completed)
     if not out.rounds:
-        after = ep.after
+        after = item.episode.after
         chain_.forget()
         if out.failed:
             return {**row, "reproduced": False}
@@ -481,7 +452,7 @@ def episode_row(chain_: Chain, item: EpisodeInput, assignor: str, base: dict[str
     revocations = sum(len(r.withheld) for r in out.rounds) if cooperative else len(before)
     max_load, min_load = _loads(final.received)
     imbalance = max_load - min_load if max_load is not None and min_load is not None else None
-    stw, unowned = _estimates(*_durations(ep, completed), out, before, cooperative)
+    stw, unowned = _estimates(_durations(item.episode, completed), out, before, cooperative)
     row.update(partitions_moved=moved, revocations=revocations, follow_up_generations=len(out.rounds) - 1,
                max_load=max_load, min_load=min_load, imbalance=imbalance, est_stw_ms=stw,
                est_unowned_partition_ms=unowned, reproduced=_reproduced(out),

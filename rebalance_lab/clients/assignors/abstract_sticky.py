@@ -7,11 +7,10 @@ subscriptions equal) and the general builder. Iteration follows the leader's mem
 
 from __future__ import annotations
 
-import contextlib
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import repeat
+from itertools import chain, repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING
 
@@ -53,8 +52,11 @@ def protocol_generation(subscription: Subscription) -> int:
 
 def remove_first(items: list[TopicPartition], tp: TopicPartition) -> None:
     """Java ``List.remove(Object)``: drop the first occurrence, silently if absent."""
-    with contextlib.suppress(ValueError):
+    # A plain try: contextlib.suppress costs more than a short list's remove itself.
+    try:  # noqa: SIM105
         items.remove(tp)
+    except ValueError:
+        pass
 
 
 def _all_unclaimed(
@@ -139,7 +141,7 @@ class AbstractStickyAssignor(ABC):
         result = Ownership()
         topics: set[str] = set()
         matching: tuple[str, ...] | None = None  # the last subscription found equal to ``topics``
-        claimant: dict[TopicPartition, str] = {}
+        claims: list[tuple[str, tuple[TopicPartition, ...], int]] = []
         # consumerToOwnedPartitions is a fresh HashMap filled in subscriptions order.
         for member in string_hash_order(members):
             result.owned[member] = []
@@ -155,10 +157,29 @@ class AbstractStickyAssignor(ABC):
             data = result.data[member] = self.member_data(sub)
             generation = DEFAULT_GENERATION if data.generation is None else data.generation
             self.max_generation = max(self.max_generation, generation)
+            if data.partitions:
+                claims.append((member, data.partitions, generation))
+        # The claims touch nothing but ``result``: settled after the loop, in member order as Java does.
+        self._settle_claims(claims, ppt, group, result)
+        return result
+
+    def _settle_claims(
+        self,
+        claims: list[tuple[str, tuple[TopicPartition, ...], int]],
+        ppt: PartitionsPerTopic,
+        group: GroupSubscription,
+        result: Ownership,
+    ) -> None:
+        claimed = list(chain.from_iterable(parts for _, parts, _ in claims))
+        if len(set(claimed)) == len(claimed) and ppt.keys() >= set(map(itemgetter(0), claimed)):
+            # No partition claimed twice, none of an unknown topic: every member simply owns its
+            # claims (what the member-by-member walk below comes to then).
+            for member, parts, _ in claims:
+                result.owned[member].extend(parts)
+            return
+        claimant: dict[TopicPartition, str] = {}
+        for member, parts, generation in claims:
             mine = result.owned[member]
-            parts = data.partitions
-            if not parts:
-                continue
             if _all_unclaimed(parts, ppt, claimant):  # the common case, in bulk
                 mine.extend(parts)
                 claimant.update(zip(parts, repeat(member)))
@@ -170,7 +191,6 @@ class AbstractStickyAssignor(ABC):
                         claimant[tp] = member
                     else:
                         self._claim(tp, member, generation, group, claimant, result)
-        return result
 
     @staticmethod
     def _claim(

@@ -8,8 +8,8 @@ The leader's inputs are rebuilt the way Java builds them: the member map is a
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from itertools import islice, repeat
 from operator import attrgetter, le
@@ -36,8 +36,7 @@ _new_tuple = tuple.__new__
 PROMOTE_PARTITIONS = 100_000
 
 
-@contextmanager
-def gc_paused() -> Iterator[Callable[[int], None]]:
+def gc_paused() -> AbstractContextManager[Callable[[int], None]]:
     """Pause CPython's cyclic garbage collector for one large assignment.
 
     A big group allocates millions of small acyclic objects (``TopicPartition``s, lists);
@@ -54,21 +53,32 @@ def gc_paused() -> Iterator[Callable[[int], None]]:
     Nothing is kept from the collector: the oldest generation is still collected, as
     CPython schedules it.
     """
-    was_enabled = gc.isenabled()
-    promote = False
+    return _GcPause()
 
-    def sized(partitions: int) -> None:
-        nonlocal promote
-        promote = partitions >= PROMOTE_PARTITIONS
 
-    gc.disable()
-    try:
-        yield sized
-    finally:
-        if promote:
+class _GcPause:
+    """:func:`gc_paused` as a plain class: assignors of small groups run by the thousand, and a
+    generator-based context manager costs a few microseconds per run."""
+
+    __slots__ = ("promote", "was_enabled")
+
+    def __init__(self) -> None:
+        self.was_enabled = False
+        self.promote = False
+
+    def __enter__(self) -> Callable[[int], None]:
+        self.was_enabled = gc.isenabled()
+        gc.disable()
+        return self.sized
+
+    def sized(self, partitions: int) -> None:
+        self.promote = partitions >= PROMOTE_PARTITIONS
+
+    def __exit__(self, *exc: object) -> None:
+        if self.promote:
             gc.freeze()
             gc.unfreeze()
-        if was_enabled:
+        if self.was_enabled:
             gc.enable()
 
 
@@ -126,6 +136,26 @@ def topic_metadata(cluster: ClusterView, group: GroupSubscription, members: Sequ
         if not seen.issuperset(topics):  # usually a superset: no Python loop then
             topic_set.update(dict.fromkeys(topics))
             seen.update(topics)
+    # The result depends only on the view and the HashSet's puts: a view reused for many assignments
+    # (the replay's what-if) keeps one per put sequence. Callers only read it (as they read the ids).
+    known = cluster.derived.get(_TOPIC_METADATA)
+    if not isinstance(known, dict):
+        known = cluster.derived[_TOPIC_METADATA] = {}
+    puts = tuple(topic_set)
+    found = known.get(puts)
+    if found is None:
+        if len(known) >= _TOPIC_METADATA_CACHED:
+            known.clear()
+        found = known[puts] = _topic_metadata(cluster, topic_set)
+    result: TopicMetadata = found
+    return result
+
+
+_TOPIC_METADATA = "topic_metadata"
+_TOPIC_METADATA_CACHED = 64  # per view
+
+
+def _topic_metadata(cluster: ClusterView, topic_set: dict[str, None]) -> TopicMetadata:
     present = {t: metas for t in string_hash_order(topic_set) if (metas := cluster.topics.get(t))}
     sorted_by_id = _SortedById.of(cluster)
     # partitionsPerTopic: a HashMap filled in the HashSet's order.

@@ -68,7 +68,13 @@ def java_str_key(s: str) -> bytes:
 def native_order_is_java(strings: Iterable[str]) -> bool:
     """True if Python's ``str`` order equals Java's ``String`` order on these strings: the two
     differ only when a comparison involves a character above U+D7FF, so none may have one."""
-    return all(max(s, default="") < "\ud800" for s in strings)
+    return all(map(_below_surrogates, strings))
+
+
+@lru_cache(maxsize=65536)
+def _below_surrogates(s: str) -> bool:
+    # Remembered per string: the same few topic names are checked in every assignment of a group.
+    return max(s, default="") < "\ud800"
 
 
 def table_size_for(cap: int) -> int:
@@ -245,13 +251,22 @@ def _may_treeify(hashes: list[int], final_capacity: int) -> bool:
 def string_hash_order(keys: Iterable[str]) -> list[str]:
     """:func:`java_hash_order` of strings, remembered: a group's member ids and topics repeat from one
     generation to the next, and the replay's what-if orders them in every assignor run."""
-    return list(_string_hash_order(tuple(keys)))
+    puts = tuple(keys)
+    found = _orders.get(puts)
+    if found is None:
+        if len(_orders) >= _ORDERS_REMEMBERED:
+            _orders.clear()
+        distinct = list(dict.fromkeys(puts))
+        found = _orders[puts] = tuple(_hash_order(distinct, list(map(_spread_string_hash, distinct)), string_hash))
+        if len(found) <= _TREEIFY_THRESHOLD:
+            # Too few keys to ever treeify: the order is a stable sort by bucket, so putting the keys in
+            # that order gives that order again (the sticky assignors re-order the ordered member ids).
+            _orders[found] = found
+    return list(found)
 
 
-@lru_cache(maxsize=4096)
-def _string_hash_order(keys: tuple[str, ...]) -> tuple[str, ...]:
-    distinct = list(dict.fromkeys(keys))
-    return tuple(_hash_order(distinct, list(map(_spread_string_hash, distinct)), string_hash))
+_ORDERS_REMEMBERED = 8192
+_orders: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 @lru_cache(maxsize=65536)

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from rebalance_lab.clients.assignors.common import (
+    PartitionIds,
     PartitionsPerTopic,
     consumer_rack,
     member_hash_order,
-    partitions_per_topic,
+    partition_ids_of,
     replica_racks,
     sorted_member_infos,
+    topic_metadata,
     topic_partition_key,
+    topic_partitions,
     use_rack_aware_assignment,
     wrap,
 )
@@ -50,18 +54,22 @@ class _TopicState:
         return max(0, self.quota + (1 if self.extra > 0 else 0) - self.assigned[consumer])
 
     def on_assigned(self, consumer: str, partitions: list[TopicPartition]) -> None:
-        self.assigned[consumer] += len(partitions)
+        self.count_assigned(consumer, len(partitions))
+        for tp in partitions:
+            self.unassigned.pop(tp, None)
+
+    def count_assigned(self, consumer: str, count: int) -> None:
+        self.assigned[consumer] += count
         # Java decrements on every call that leaves the consumer above quota; maxAssignable
         # then stays <= 0, so in practice once per consumer.
         if self.assigned[consumer] > self.quota:
             self.extra -= 1
-        for tp in partitions:
-            self.unassigned.pop(tp, None)
 
 
 def _topic_state(
     topic: str,
     metas: tuple[PartitionMeta, ...],
+    ids: Sequence[int],
     consumers: list[str],
     racks: dict[str, str],
     prefer_rack_aware_logic: bool,
@@ -71,7 +79,7 @@ def _topic_state(
         topic=topic,
         consumers={c: racks.get(c) for c in consumers},
         partition_racks={},
-        unassigned={TopicPartition(topic, p.partition): None for p in metas},
+        unassigned=dict.fromkeys(topic_partitions(topic, ids)),  # ids: the metas' partitions, in order
         quota=len(metas) // count if count else 0,
         extra=len(metas) % count if count else 0,
         assigned=dict.fromkeys(consumers, 0),
@@ -100,11 +108,20 @@ class RangeAssignor:
 
     def assign(self, cluster: ClusterView, group: GroupSubscription) -> dict[str, Assignment]:
         members = member_hash_order(group)
-        ppt = partitions_per_topic(cluster, group, members)
-        return wrap(group, self.assign_partitions(ppt, group, members))
+        topics = topic_metadata(cluster, group, members)
+        return wrap(group, self.assign_partitions(topics.partitions, group, members, partition_ids=topics.ids))
 
-    def assign_partitions(self, ppt: PartitionsPerTopic, group: GroupSubscription, members: list[str]) -> Lists:
-        states = self._states(ppt, group, members)
+    def assign_partitions(
+        self,
+        ppt: PartitionsPerTopic,
+        group: GroupSubscription,
+        members: list[str],
+        *,
+        partition_ids: PartitionIds | None = None,
+    ) -> Lists:
+        """``partition_ids`` are ``ppt``'s ids if the caller has them already (read from ``ppt`` otherwise)."""
+        ids = partition_ids_of(ppt) if partition_ids is None else partition_ids
+        states = self._states(ppt, ids, group, members)
         lists: Lists = {m: [] for m in members}
         use_rack_aware = any(s.needs_rack_aware for s in states)
         if use_rack_aware:
@@ -116,7 +133,9 @@ class RangeAssignor:
                 partitions.sort(key=topic_partition_key)
         return lists
 
-    def _states(self, ppt: PartitionsPerTopic, group: GroupSubscription, members: list[str]) -> list[_TopicState]:
+    def _states(
+        self, ppt: PartitionsPerTopic, ids: PartitionIds, group: GroupSubscription, members: list[str]
+    ) -> list[_TopicState]:
         per_topic: dict[str, list[str]] = defaultdict(list)
         for member_id in members:  # consumersPerTopic iterates the subscriptions HashMap
             for topic in group.members[member_id].topics:
@@ -125,7 +144,7 @@ class RangeAssignor:
         states = []
         for topic, metas in ppt.items():
             consumers = list(dict.fromkeys(sorted_member_infos(per_topic.get(topic, []), group.members)))
-            states.append(_topic_state(topic, metas, consumers, racks, self.prefer_rack_aware_logic))
+            states.append(_topic_state(topic, metas, ids[topic], consumers, racks, self.prefer_rack_aware_logic))
         return states
 
 
@@ -137,6 +156,9 @@ def _assign(consumer: str, partitions: list[TopicPartition], state: _TopicState,
 def _assign_ranges(state: _TopicState, lists: Lists, rack_matching: bool) -> None:
     """Walk consumers in sorted order; each takes up to ``maxAssignable`` of the remaining
     partitions (lowest first), restricted to rack matches in the rack phase."""
+    if not rack_matching:
+        _assign_leading(state, lists)
+        return
     for consumer in state.consumers:
         if not state.unassigned:
             break
@@ -145,10 +167,27 @@ def _assign_ranges(state: _TopicState, lists: Lists, rack_matching: bool) -> Non
         for tp in state.unassigned:
             if len(chosen) >= limit:
                 break
-            if not rack_matching or state.racks_match(consumer, tp):
+            if state.racks_match(consumer, tp):
                 chosen.append(tp)
         if chosen:
             _assign(consumer, chosen, state, lists)
+
+
+def _assign_leading(state: _TopicState, lists: Lists) -> None:
+    """:func:`_assign_ranges` without rack matching: every remaining partition qualifies, so each
+    consumer takes the first ``maxAssignable`` (>= 0) remaining ones, a slice of one list."""
+    remaining = list(state.unassigned)
+    taken = 0
+    for consumer in state.consumers:
+        if taken == len(remaining):  # nothing unassigned
+            break
+        chosen = remaining[taken : taken + state.max_assignable(consumer)]
+        if chosen:
+            taken += len(chosen)
+            lists[consumer].extend(chosen)
+            state.count_assigned(consumer, len(chosen))
+    if taken:
+        state.unassigned = dict.fromkeys(remaining[taken:])
 
 
 def _assign_with_rack_matching(states: list[_TopicState], lists: Lists) -> None:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from itertools import chain
+
 from rebalance_lab.clients.assignors.common import (
     AssignorError,
     member_hash_order,
     partitions_per_topic,
     sorted_member_infos,
+    topic_partitions,
     wrap,
 )
 from rebalance_lab.clients.assignors.java_hashmap import java_str_key
@@ -35,8 +38,16 @@ class RoundRobinAssignor:
             raise AssignorError("IllegalArgumentException", "CircularIterator can only be used on non-empty lists")
         lists: dict[str, list[TopicPartition]] = {m: [] for m in members}
         topic_sets = {m: set(group.members[m].topics) for m in ring}
+        partitions = _all_partitions_sorted(counts, group)
+        if all(s.issuperset(counts) for s in topic_sets.values()):
+            # Everyone takes every topic: the loop below never skips anyone, so the member at ring
+            # position j gets partitions j, j + n, j + 2n, ... (strided slices, not a step per partition).
+            n = len(ring)
+            for j, member in enumerate(ring):
+                lists[member].extend(partitions[j::n])
+            return wrap(group, lists)
         cursor = 0
-        for tp in _all_partitions_sorted(counts, group):
+        for tp in partitions:
             # Skip members not subscribed to the topic; the cursor carries across topics.
             while tp.topic not in topic_sets[ring[cursor]]:
                 cursor = (cursor + 1) % len(ring)
@@ -49,4 +60,4 @@ def _all_partitions_sorted(counts: dict[str, int], group: GroupSubscription) -> 
     """Union of subscribed topics in ``TreeSet`` (Java ``String``) order; partitions 0..count-1
     built from the count, not from metadata ids."""
     topics = sorted({t for s in group.members.values() for t in s.topics}, key=java_str_key)
-    return [TopicPartition(t, p) for t in topics if t in counts for p in range(counts[t])]
+    return list(chain.from_iterable(topic_partitions(t, range(counts[t])) for t in topics if t in counts))

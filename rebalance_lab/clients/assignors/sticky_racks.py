@@ -31,22 +31,24 @@ class RackInfo:
             rack = consumer_rack(group.members[m])
             if rack is not None:
                 consumers_by_rack.setdefault(rack, []).append(m)
+        if not consumers_by_rack:  # what the general case below comes to without consumer racks
+            self.consumer_racks: dict[str, str] = {}
+            self.partition_racks: dict[TopicPartition, frozenset[str]] = {}
+            self.num_consumers_by_partition: dict[TopicPartition, int] = {}
+            return
         partition_racks: dict[TopicPartition, frozenset[str]] = {}
-        if consumers_by_rack:
-            for topic, metas in ppt.items():
-                for meta in metas:
-                    partition_racks[TopicPartition(topic, meta.partition)] = replica_racks(meta)
+        for topic, metas in ppt.items():
+            for meta in metas:
+                partition_racks[TopicPartition(topic, meta.partition)] = replica_racks(meta)
         union: set[str] = set().union(*partition_racks.values())
         on = use_rack_aware_assignment(
             frozenset(consumers_by_rack), union, partition_racks.values(), prefer_rack_aware_logic
         )
-        self.consumer_racks: dict[str, str] = (
-            {c: rack for rack, cs in consumers_by_rack.items() for c in cs} if on else {}
-        )
-        self.partition_racks: dict[TopicPartition, frozenset[str]] = partition_racks if on else {}
+        self.consumer_racks = {c: rack for rack, cs in consumers_by_rack.items() for c in cs} if on else {}
+        self.partition_racks = partition_racks if on else {}
         # Computed whenever some consumer has a rack, even with rack logic off (then all
         # values are equal or zero and the stable sort below changes nothing).
-        self.num_consumers_by_partition: dict[TopicPartition, int] = {
+        self.num_consumers_by_partition = {
             tp: sum(len(consumers_by_rack.get(r, ())) for r in racks) for tp, racks in partition_racks.items()
         }
 
