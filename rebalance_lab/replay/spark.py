@@ -1,11 +1,12 @@
-"""The replay on Apache Spark: the only module of the package that imports ``pyspark`` (spec §6).
+"""The replay on Apache Spark: with :mod:`.spark_daemon` (the executors' Python daemon), the only module of the
+package that imports ``pyspark`` (spec §6).
 
 :func:`build_session` starts a session that keeps to loopback when the master is
 local, runs Python workers with this interpreter (spec §6.1, the ``PYSPARK_PYTHON``
 gotcha) and stays quiet. :func:`run_spark` is the pipeline:
 
 1. **parse**: input files packed into tasks of about equal bytes (:func:`tasks.plan_parse_tasks`;
-   ``mapInArrow`` over a DataFrame of paths) call :func:`sources.parse_file`; each task
+   ``mapInArrow`` over a range of the task numbers) call :func:`sources.parse_file`; each task
    writes its canonical events as its part of ``out/events/`` with pyarrow and yields one
    row per group it saw, the group's events packed (pickled, LZ4; cached). Each task's ParseReport comes
    back in an accumulator keyed by file index, so a re-run task replaces its entry instead
@@ -58,6 +59,8 @@ APP_NAME = "rebalance-lab replay"
 #: HotSpot's JIT for a local-mode JVM: the quick C1 compiler only (see _launch_settings).
 LOCAL_JIT = "-XX:TieredStopAtLevel=1"
 LOOPBACK = "127.0.0.1"
+#: The executors' Python daemon (``spark.python.daemon.module``).
+DAEMON_MODULE = "rebalance_lab.replay.spark_daemon"
 
 #: Groups whose generations, moves and what-ifs go to the report in full (the busiest, by episodes).
 BUSY_GROUPS = 20
@@ -133,7 +136,9 @@ def build_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
 
 def _launch_settings(master: str) -> dict[str, str]:
     log_config = f"-Dlog4j2.configurationFile={_log4j2_file().as_uri()}"
-    settings = {"spark.driver.extraJavaOptions": log_config, "spark.executor.extraJavaOptions": log_config}
+    settings = {"spark.driver.extraJavaOptions": log_config, "spark.executor.extraJavaOptions": log_config,
+                # PySpark's daemon with the replay's modules imported before it forks its workers (see there).
+                "spark.python.daemon.module": DAEMON_MODULE}
     if master.startswith("local"):
         # In local mode the driver JVM is the executor too: Spark's default 1g heap spends its time in GC.
         settings["spark.driver.memory"] = _local_driver_memory()
@@ -175,7 +180,6 @@ def spark_schema(schema: pa.Schema) -> StructType:
 EVENTS_SPARK_SCHEMA = spark_schema(ev.ARROW_SCHEMA)
 PARSED_SPARK_SCHEMA = spark_schema(tasks.PARSED_SCHEMA)
 PARTS_SPARK_SCHEMA = spark_schema(parts.PARTS_SCHEMA)
-FILES_SPARK_SCHEMA = spark_schema(tasks.FILES_SCHEMA)
 
 
 # --- what runs in the tasks ------------------------------------------------------------------------------------------
@@ -202,15 +206,24 @@ def _writer(staging: str) -> parts.PartWriter:
 
 @dataclass(frozen=True)
 class _ParseTask:
+    """What mapInArrow runs per parse task: its rows are bin numbers (``spark.range``), ``bins`` the files of each."""
+
     settings: tasks.ParseSettings
     reports: Any  # pyspark Accumulator[dict[int, dict]]; pickled into the task, added to on the executor
     staging: str
+    bins: list[list[tuple[int, str, str]]]  # (file index, path, name) per bin
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         def send(file_idx: int, report: dict[str, Any]) -> None:
             self.reports.add({file_idx: report})
 
-        yield from tasks.parse_files(batches, self.settings, send, _writer(self.staging))
+        yield from tasks.parse_files(self._files(batches), self.settings, send, _writer(self.staging))
+
+    def _files(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            rows = [row for number in batch.column("id").to_pylist() for row in self.bins[number]]
+            yield pa.RecordBatch.from_pylist([dict(zip(tasks.FILES_SCHEMA.names, row, strict=True)) for row in rows],
+                                             schema=tasks.FILES_SCHEMA)
 
 
 @dataclass(frozen=True)
@@ -366,11 +379,12 @@ def _parse(run: _Run, files: list[str], settings: tasks.ParseSettings) -> tuple[
     sizes = [_size(path) for path in files]
     bins = [[(idx, files[idx], _display_name(files[idx])) for idx in chosen]
             for chosen in tasks.plan_parse_tasks(sizes, run.sc.defaultParallelism)]
-    # One Spark partition per bin: parallelize the bins, then flatten each into its files' rows.
-    rdd = run.sc.parallelize(bins, len(bins)).flatMap(lambda rows: rows)
-    paths = run.spark.createDataFrame(rdd, FILES_SPARK_SCHEMA)
+    # One Spark partition per bin: a range of the bin numbers split into as many partitions holds one number in
+    # each, and the task reads its bin's files from the list it was given. (Flattening a parallelized list of
+    # bins did the same through a Python RDD, whose own daemon and workers cost 2 CPU-s of start-up.)
+    numbers = run.spark.range(0, len(bins), 1, max(1, len(bins)))
     staging = str(run.staging / "parse")
-    parsed = paths.mapInArrow(_ParseTask(settings, reports, staging), PARSED_SPARK_SCHEMA)
+    parsed = numbers.mapInArrow(_ParseTask(settings, reports, staging, bins), PARSED_SPARK_SCHEMA)
     parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
     written = parts.parts_of(parsed.filter(F.col("path").isNotNull()).select(*parts.PARTS_SCHEMA.names).toArrow())
     parts.commit(run.out, written, {tasks.EVENTS_TABLE: ev.ARROW_SCHEMA})

@@ -118,3 +118,25 @@ def test_a_local_session_compiles_with_c1_only_and_a_cluster_keeps_its_executors
     assert "-Dlog4j2.configurationFile=" in local["spark.driver.extraJavaOptions"]
     cluster = _launch_settings("spark://127.0.0.1:7077")
     assert LOCAL_JIT not in cluster["spark.driver.extraJavaOptions"] + cluster["spark.executor.extraJavaOptions"]
+
+
+def _worker_view(batches: Any) -> Any:
+    """Run in a Python worker: the daemon module it was forked from, and whether the replay was imported already."""
+    import sys
+
+    import pyarrow as pa
+
+    main = getattr(sys.modules["__main__"].__spec__, "name", None)
+    preloaded = "rebalance_lab.replay.model" in sys.modules
+    for _ in batches:
+        pass
+    yield pa.RecordBatch.from_pylist([{"main": main, "preloaded": preloaded}])
+
+
+def test_the_python_workers_are_forked_from_the_replays_daemon_with_the_replay_already_imported(spark: Any) -> None:
+    """Workers inherit the daemon's imports instead of compiling PySpark's zip and the replay again, each."""
+    from rebalance_lab.replay.spark import DAEMON_MODULE
+
+    assert spark.conf.get("spark.python.daemon.module") == DAEMON_MODULE
+    rows = spark.range(2, numPartitions=2).mapInArrow(_worker_view, "main string, preloaded boolean").collect()
+    assert [(row.main, row.preloaded) for row in rows] == [(DAEMON_MODULE, True)] * 2
