@@ -10,6 +10,7 @@ from rebalance_lab.clients.assignors.common import (
     AssignorError,
     PartitionIds,
     PartitionsPerTopic,
+    shared_partitions,
     topic_partitions,
     zip_partitions,
 )
@@ -108,6 +109,11 @@ class ConstrainedBuilder:
         members = sorted(self.assignment, key=java_str_key)
         n = len(members)
         topics = sorted(self.ppt, key=java_str_key)
+        shared = shared_partitions(topics, self.ids)
+        if shared is not None:  # a small group: slices of the partitions made once
+            for i, member in enumerate(members):
+                self.assignment[member] = shared[i::n]
+            return
         # The unassigned list (topics by name, ids ascending) as two columns.
         names = list(chain.from_iterable(repeat(t, len(self.ids[t])) for t in topics))
         ids = list(chain.from_iterable(self.ids[t] for t in topics))
@@ -156,6 +162,9 @@ class ConstrainedBuilder:
         out: list[TopicPartition] = []
         if not self.assigned:
             # getAllTopicPartitions uses the metadata's partition ids.
+            shared = shared_partitions(topics, self.ids)
+            if shared is not None:
+                return shared
             for t in topics:
                 out.extend(topic_partitions(t, self.ids[t]))
             return out
@@ -195,6 +204,9 @@ class ConstrainedBuilder:
         if len(taken) != len(kept):
             return None
         missing = list(filterfalse(taken.__contains__, range(sum(counts))))
+        shared = shared_partitions(topics, dict(zip(topics, map(range, counts), strict=True)))
+        if shared is not None:
+            return list(map(shared.__getitem__, missing))
         names = list(chain.from_iterable(map(repeat, topics, counts)))
         indexes = list(chain.from_iterable(map(range, counts)))
         return zip_partitions(map(names.__getitem__, missing), map(indexes.__getitem__, missing))
