@@ -256,7 +256,9 @@ class Chain:
                 _cluster(tuple(sorted(counts.items()))), GroupSubscription(subs))
         except AssignorError:
             return None
-        received = {m: _as_received(result[m].partitions) if m in result else () for m in subs}
+        # Over one topic every list is grouped already (the assignors return tuples: tuple() is free).
+        regroup = _as_received if len(counts) > 1 else tuple
+        received = {m: regroup(result[m].partitions) if m in result else () for m in subs}
         withheld = owned_before.difference(*received.values()) if owned_before else owned_before
         self.state = {}
         keys: dict[str, str] = {}

@@ -168,7 +168,9 @@ class ConstrainedBuilder:
             for t in topics:
                 out.extend(topic_partitions(t, self.ids[t]))
             return out
-        fast = self._unassigned_by_difference(topics)
+        fast = self._unassigned_shared(topics)
+        if fast is None:
+            fast = self._unassigned_by_difference(topics)
         if fast is not None:
             return fast
         kept = sorted(self.assigned, key=_topic_then_partition)
@@ -183,6 +185,17 @@ class ConstrainedBuilder:
                 else:
                     add_directly = True
         return out
+
+    def _unassigned_shared(self, topics: list[str]) -> list[TopicPartition] | None:
+        """:meth:`_unassigned_by_difference` for a small group, over its :func:`shared_partitions`:
+        they are distinct, so when as many were left out as were kept, and the kept ones are
+        distinct, every kept partition is one of them (the walk cannot stall)."""
+        shared = shared_partitions(topics, {t: range(len(self.ppt[t])) for t in topics})
+        if shared is None:
+            return None
+        kept = set(self.assigned)
+        out = list(filterfalse(kept.__contains__, shared))
+        return out if len(kept) == len(self.assigned) == len(shared) - len(out) else None
 
     def _unassigned_by_difference(self, topics: list[str]) -> list[TopicPartition] | None:
         """The merge walk's result when it cannot stall: kept partitions distinct and all within
@@ -204,9 +217,6 @@ class ConstrainedBuilder:
         if len(taken) != len(kept):
             return None
         missing = list(filterfalse(taken.__contains__, range(sum(counts))))
-        shared = shared_partitions(topics, dict(zip(topics, map(range, counts), strict=True)))
-        if shared is not None:
-            return list(map(shared.__getitem__, missing))
         names = list(chain.from_iterable(map(repeat, topics, counts)))
         indexes = list(chain.from_iterable(map(range, counts)))
         return zip_partitions(map(names.__getitem__, missing), map(indexes.__getitem__, missing))
