@@ -305,10 +305,13 @@ def decode_sticky_user_data(data: bytes | None) -> StickyMemberData:
         return StickyMemberData((), -1)
 
 
+_INT32 = struct.Struct(">i")
+
+
 def encode_cooperative_user_data(generation: int) -> bytes:
     """``CooperativeStickyAssignor.subscriptionUserData``: a bare int32 generation (-1 before
     the first assignment)."""
-    return struct.pack(">i", generation)
+    return _INT32.pack(generation)
 
 
 def decode_cooperative_user_data(data: bytes | None) -> int | None:
@@ -318,5 +321,5 @@ def decode_cooperative_user_data(data: bytes | None) -> int | None:
         return None
     if len(data) < 4:
         return -1
-    value: int = struct.unpack(">i", data[:4])[0]
+    value: int = _INT32.unpack_from(data)[0]
     return value

@@ -142,6 +142,28 @@ def _wire_order(owned: Sequence[TopicPartition]) -> tuple[TopicPartition, ...]:
     return tuple(sorted(owned, key=topic_partition_key))
 
 
+# A member's user data is its last generation: the same few values, packed once each.
+_cooperative_user_data = lru_cache(maxsize=4096)(encode_cooperative_user_data)
+
+_SUBSCRIPTIONS_REMEMBERED = 8192
+_subscriptions: dict[tuple[Any, ...], Subscription] = {}
+
+
+def _subscription(topics: tuple[str, ...], user_data: bytes | None, owned: tuple[TopicPartition, ...],
+                  generation: int | None, rack: str | None, instance: str | None) -> Subscription:
+    """``Subscription(...)``; one without owned partitions (most: a member that rejoins has a new id, so no
+    past) is made once per distinct value and shared, as it is immutable and assignors only read it."""
+    if owned:
+        return Subscription(topics, user_data, owned, generation, rack, instance)
+    key = (topics, user_data, generation, rack, instance)
+    found = _subscriptions.get(key)
+    if found is None:
+        if len(_subscriptions) >= _SUBSCRIPTIONS_REMEMBERED:
+            _subscriptions.clear()
+        found = _subscriptions[key] = Subscription(topics, user_data, (), generation, rack, instance)
+    return found
+
+
 @lru_cache(maxsize=1024)
 def _cluster(counts: tuple[tuple[str, int], ...]) -> ClusterView:
     return ClusterView.of_counts(dict(counts))
@@ -209,13 +231,12 @@ class Chain:
         topics = m.topics or ()
         instance = instance_id(m) if self.spec.static else m.group_instance_id
         if assignor in COOPERATIVE_PROTOCOLS:
-            data = encode_cooperative_user_data(last_gen if last_gen is not None else -1)
-            wire = _wire_order(owned)
-            return Subscription(topics, data, wire, gen, m.rack_id, instance)
+            data = _cooperative_user_data(last_gen if last_gen is not None else -1)
+            return _subscription(topics, data, _wire_order(owned), gen, m.rack_id, instance)
         user_data = None
         if assignor == "sticky" and (st is not None or last):
             user_data = sticky_user_data(last, last_gen)
-        return Subscription(topics, user_data, (), gen, m.rack_id, instance)
+        return _subscription(topics, user_data, (), gen, m.rack_id, instance)
 
     def assignor_for(self, leader: str | None, name: str) -> Assignor:
         key = (leader or "", name)
@@ -228,19 +249,17 @@ class Chain:
             assignor: str) -> Round | None:
         """One round; None when the assignor throws (as Java's would, e.g. no partitions for anyone)."""
         subs = {m.member_id: self.subscription(m, assignor) for m in members}
-        owned_before: set[TopicPartition] = set()
-        for sub in subs.values():
-            owned_before.update(sub.owned_partitions)
+        owned_before = set(chain.from_iterable(sub.owned_partitions for sub in subs.values()))
         leader_key = self.identity(leader) if leader is not None else None
         try:
             result = self.assignor_for(leader_key, assignor).assign(
                 _cluster(tuple(sorted(counts.items()))), GroupSubscription(subs))
         except AssignorError:
             return None
-        received = {m: _as_received(result[m].partitions) if m in result else () for m in subs}
-        assigned: set[TopicPartition] = set()
-        for parts in received.values():
-            assigned.update(parts)
+        # Over one topic every list is grouped already (the assignors return tuples: tuple() is free).
+        regroup = _as_received if len(counts) > 1 else tuple
+        received = {m: regroup(result[m].partitions) if m in result else () for m in subs}
+        withheld = owned_before.difference(*received.values()) if owned_before else owned_before
         self.state = {}
         keys: dict[str, str] = {}
         for m in members:
@@ -248,7 +267,7 @@ class Chain:
             self.state[m.member_id] = sim
             self.by_identity[sim.key] = sim
             keys[m.member_id] = sim.key
-        return Round(members, keys, received, owned_before - assigned)
+        return Round(members, keys, received, withheld)
 
     def forget(self) -> None:
         """The group went empty, or a generation could not be simulated: start again from the recording."""
@@ -339,10 +358,10 @@ def _estimates(durations: tuple[float | None, float | None], out: _Outcome, befo
         return None, None
     final = out.rounds[-1]
     if not cooperative:
-        had_owner = sum(1 for parts in final.received.values() for tp in parts if tp in before)
+        had_owner = sum(map(before.__contains__, chain.from_iterable(final.received.values())))
         return d1, had_owner * d1
     keys = set(final.keys.values())
-    orphans = sum(1 for key in before.values() if key not in keys)
+    orphans = len(before) - sum(map(keys.__contains__, before.values()))
     waited = sum(len(r.withheld) for r in out.rounds)
     return 0.0, orphans * d1 + waited * d2
 
@@ -373,18 +392,24 @@ def _finish(row: dict[str, Any], moved: int | None, imbalance: int | None) -> di
     return row
 
 
-_COLUMN_CACHE_SIZE = 512
-_columns: dict[tuple[TP, ...], list[dict[str, Any]]] = {}
+class _PartitionRows(dict[TP, dict[str, Any]]):
+    """Each partition's ``{"topic", "partition"}`` value, made once and shared between the rows that list
+    it (rows are never mutated); bounded by :data:`_PARTITION_ROWS_REMEMBERED`."""
+
+    def __missing__(self, tp: TP) -> dict[str, Any]:
+        if len(self) >= _PARTITION_ROWS_REMEMBERED:
+            self.clear()
+        row = self[tp] = {"topic": tp[0], "partition": tp[1]}
+        return row
+
+
+_PARTITION_ROWS_REMEMBERED = 65536
+_partition_row = _PartitionRows().__getitem__
 
 
 def _partition_rows(parts: tuple[TP, ...]) -> list[dict[str, Any]]:
-    """The ``partitions`` list of one member (shared between rows with the same list: they are never mutated)."""
-    found = _columns.get(parts)
-    if found is None:
-        if len(_columns) >= _COLUMN_CACHE_SIZE:
-            _columns.clear()
-        found = _columns[parts] = [{"topic": t, "partition": p} for t, p in parts]
-    return found
+    """The ``partitions`` list of one member."""
+    return list(map(_partition_row, parts))
 
 
 def _assignment_column(received: Mapping[str, tuple[TP, ...]]) -> list[dict[str, Any]]:

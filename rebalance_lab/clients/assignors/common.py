@@ -92,6 +92,38 @@ def zip_partitions(topics: Iterable[str], ids: Iterable[int]) -> list[TopicParti
     return list(map(_new_tuple, repeat(TopicPartition), zip(topics, ids, strict=True)))
 
 
+#: Groups up to this many partitions share their ``TopicPartition`` objects between assignments.
+SHARED_PARTITIONS = 4096
+_SHARED_REMEMBERED = 200_000  # partitions held by the cache below before it starts again
+_shared: dict[tuple[str, tuple[int, ...]], tuple[TopicPartition, ...]] = {}
+_shared_held = [0]
+
+
+def shared_partitions(topics: Iterable[str], ids: Mapping[str, Iterable[int]]) -> list[TopicPartition] | None:
+    """``topic_partitions`` of each topic in turn, made once and then shared: the replay's what-if
+    runs an assignor per generation of thousands of small groups, and building the same few dozen
+    ``TopicPartition``s each time is a large part of a run. ``None`` when the topics hold more
+    than :data:`SHARED_PARTITIONS` partitions (a big assignment builds its own, laid out per
+    member; see ``ConstrainedBuilder._deal_fresh``). The objects are immutable tuples, so
+    sharing them changes nothing a caller can see but their identity."""
+    out: list[TopicPartition] = []
+    for topic in topics:
+        key = (topic, tuple(ids[topic]))
+        found = _shared.get(key)
+        if found is None:
+            if len(key[1]) + len(out) > SHARED_PARTITIONS:
+                return None
+            if _shared_held[0] >= _SHARED_REMEMBERED:
+                _shared.clear()
+                _shared_held[0] = 0
+            found = _shared[key] = tuple(topic_partitions(topic, key[1]))
+            _shared_held[0] += len(found)
+        out += found
+        if len(out) > SHARED_PARTITIONS:
+            return None
+    return out
+
+
 class AssignorError(RuntimeError):
     """An input on which Kafka's Java assignor throws; ``java_exception`` names the Java class."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 
 from rebalance_lab.clients.assignors.abstract_sticky import (
     AbstractStickyAssignor,
@@ -30,11 +31,9 @@ class CooperativeStickyAssignor(AbstractStickyAssignor):
         from the protocol and the generation from the 4-byte user data."""
         owned = tuple(subscription.owned_partitions)
         gen = subscription.generation_id
-        if gen is not None and gen >= 0:
-            return consumer_protocol.StickyMemberData(owned, gen)
-        return consumer_protocol.StickyMemberData(
-            owned, consumer_protocol.decode_cooperative_user_data(subscription.user_data)
-        )
+        if gen is None or gen < 0:
+            gen = consumer_protocol.decode_cooperative_user_data(subscription.user_data)
+        return consumer_protocol.StickyMemberData(owned, gen) if owned else _owning_nothing(gen)
 
     def assign_partitions(
         self,
@@ -59,6 +58,13 @@ class CooperativeStickyAssignor(AbstractStickyAssignor):
 
     def subscription_user_data(self) -> bytes:
         return consumer_protocol.encode_cooperative_user_data(self._generation)
+
+
+@lru_cache(maxsize=1024)
+def _owning_nothing(generation: int | None) -> consumer_protocol.StickyMemberData:
+    """Member data without partitions, made once per generation (immutable): most members of a
+    large replay own nothing, as a member that rejoins has a new id."""
+    return consumer_protocol.StickyMemberData((), generation)
 
 
 def _transferring_from_owned(subs: Mapping[str, Subscription], lists: Lists) -> dict[TopicPartition, str]:

@@ -14,9 +14,12 @@ do not model; we refuse them with :class:`UnsupportedJavaOrder` instead of guess
 
 from __future__ import annotations
 
+import sys
+from array import array
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import lru_cache
+from operator import mul
 from typing import Generic, TypeVar
 
 from rebalance_lab.clients.assignors.types import TopicPartition
@@ -42,12 +45,34 @@ def to_int32(value: int) -> int:
 
 @lru_cache(maxsize=65536)
 def string_hash(s: str) -> int:
-    """``String.hashCode``: s[0]*31^(n-1) + ... over UTF-16 code units, 32-bit wrap."""
-    h = 0
-    units = s.encode("utf-16-be")
-    for i in range(0, len(units), 2):
-        h = (31 * h + (units[i] << 8 | units[i + 1])) & 0xFFFFFFFF
-    return to_int32(h)
+    """``String.hashCode``: s[0]*31^(n-1) + ... over UTF-16 code units, 32-bit wrap.
+
+    Computed as one sum of products with the powers of 31 (mod 2^32, which the final wrap
+    makes exact), the last unit times 31^0: no Python loop per unit. Member ids are mostly
+    new (a rejoin brings a new id), so this runs on a cache miss in most assignments.
+    """
+    units = _code_units(s)
+    powers = _POWERS_OF_31
+    if len(units) > len(powers):
+        _grow_powers(len(units))
+    return to_int32(sum(map(mul, reversed(units), powers)))  # map stops at the shorter: len(units) terms
+
+
+def _code_units(s: str) -> bytes | array[int]:
+    """The UTF-16 code units of ``s`` as integers (ASCII: its bytes)."""
+    if s.isascii():
+        return s.encode("ascii")
+    return array("H", s.encode(_UTF16_NATIVE))
+
+
+_UTF16_NATIVE = "utf-16-le" if sys.byteorder == "little" else "utf-16-be"  # array("H") reads native order
+_POWERS_OF_31: list[int] = [1]  # 31^i mod 2^32, i = 0, 1, ...
+
+
+def _grow_powers(n: int) -> None:
+    powers = _POWERS_OF_31
+    while len(powers) < n:
+        powers.append(powers[-1] * 31 & 0xFFFFFFFF)
 
 
 def topic_partition_hash(tp: TopicPartition) -> int:

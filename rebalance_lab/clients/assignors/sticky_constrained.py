@@ -10,6 +10,7 @@ from rebalance_lab.clients.assignors.common import (
     AssignorError,
     PartitionIds,
     PartitionsPerTopic,
+    shared_partitions,
     topic_partitions,
     zip_partitions,
 )
@@ -108,6 +109,11 @@ class ConstrainedBuilder:
         members = sorted(self.assignment, key=java_str_key)
         n = len(members)
         topics = sorted(self.ppt, key=java_str_key)
+        shared = shared_partitions(topics, self.ids)
+        if shared is not None:  # a small group: slices of the partitions made once
+            for i, member in enumerate(members):
+                self.assignment[member] = shared[i::n]
+            return
         # The unassigned list (topics by name, ids ascending) as two columns.
         names = list(chain.from_iterable(repeat(t, len(self.ids[t])) for t in topics))
         ids = list(chain.from_iterable(self.ids[t] for t in topics))
@@ -156,10 +162,15 @@ class ConstrainedBuilder:
         out: list[TopicPartition] = []
         if not self.assigned:
             # getAllTopicPartitions uses the metadata's partition ids.
+            shared = shared_partitions(topics, self.ids)
+            if shared is not None:
+                return shared
             for t in topics:
                 out.extend(topic_partitions(t, self.ids[t]))
             return out
-        fast = self._unassigned_by_difference(topics)
+        fast = self._unassigned_shared(topics)
+        if fast is None:
+            fast = self._unassigned_by_difference(topics)
         if fast is not None:
             return fast
         kept = sorted(self.assigned, key=_topic_then_partition)
@@ -174,6 +185,17 @@ class ConstrainedBuilder:
                 else:
                     add_directly = True
         return out
+
+    def _unassigned_shared(self, topics: list[str]) -> list[TopicPartition] | None:
+        """:meth:`_unassigned_by_difference` for a small group, over its :func:`shared_partitions`:
+        they are distinct, so when as many were left out as were kept, and the kept ones are
+        distinct, every kept partition is one of them (the walk cannot stall)."""
+        shared = shared_partitions(topics, {t: range(len(self.ppt[t])) for t in topics})
+        if shared is None:
+            return None
+        kept = set(self.assigned)
+        out = list(filterfalse(kept.__contains__, shared))
+        return out if len(kept) == len(self.assigned) == len(shared) - len(out) else None
 
     def _unassigned_by_difference(self, topics: list[str]) -> list[TopicPartition] | None:
         """The merge walk's result when it cannot stall: kept partitions distinct and all within

@@ -47,7 +47,22 @@ class ClusterView:
     @staticmethod
     def of_counts(counts: Mapping[str, int]) -> ClusterView:
         """A rack-less cluster from ``{topic: partition_count}``."""
-        return ClusterView({t: tuple(PartitionMeta(p) for p in range(n)) for t, n in counts.items()})
+        return ClusterView({t: _rackless_partitions(n) for t, n in counts.items()})
+
+
+_SHARED_LAYOUT_MAX = 1024  # a cluster of larger topics is not built again and again
+_rackless: dict[int, tuple[PartitionMeta, ...]] = {}
+
+
+def _rackless_partitions(count: int) -> tuple[PartitionMeta, ...]:
+    """Partitions 0..count-1 without racks; up to :data:`_SHARED_LAYOUT_MAX` made once and shared
+    (they are immutable): the replay's what-if builds a view for each layout of thousands of groups."""
+    found = _rackless.get(count)
+    if found is None:
+        found = tuple(PartitionMeta(p) for p in range(count))
+        if count <= _SHARED_LAYOUT_MAX:
+            _rackless[count] = found
+    return found
 
 
 @dataclass(frozen=True)
