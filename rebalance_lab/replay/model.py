@@ -117,7 +117,7 @@ Trigger = tuple[str | None, str | None]
 
 
 def _episode_row(base: dict[str, Any], ep: Episode, f: Facts, moves: Transitions, trigger: Trigger) -> dict[str, Any]:
-    first = next(iter(ep.completed), None)
+    first = next((g for g in ep.gens if g.completed), None)  # the first completed generation
     change = _diff(f.members_before, f.members_after)
     return {
         **base, "episode_id": ep.episode_id, "first_gen": ep.gens[0].generation, "last_gen": ep.gens[-1].generation,

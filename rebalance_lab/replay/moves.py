@@ -145,6 +145,15 @@ class _Step:
         if gap is not None and old is not None:
             self.unowned += gap
 
+    def handed(self, tp: TP, old: Member, new: Member, revoked: int, assigned: int) -> None:
+        """:meth:`row` for a partition another member held (the common row, without its null checks)."""
+        gap = (assigned - revoked) / 1000.0
+        self.append((
+            self.cluster_id, self.group_id, self.generation, tp[0], tp[1], old.member_id, new.member_id,
+            old.key in self.keys, revoked, assigned, gap,
+        ))
+        self.unowned += gap
+
     def eager_unchanged(self, count: int, unchanged: list[tuple[TP, Member]]) -> None:
         """The eager protocol revokes everything: unchanged partitions were unowned too (no row)."""
         if self.times is None:
@@ -163,7 +172,7 @@ def _step(step: _Step, owners: Owners, prev_owners: Owners, last: Owners,
     listed = step.times is not None and not step.g.cooperative
     unchanged: list[tuple[TP, Member]] = []
     kept = 0
-    row, assigned_at, revoked_at = step.row, step.assigned_at, step.revoked_at
+    row, handed, assigned_at, revoked_at = step.row, step.handed, step.assigned_at, step.revoked_at
     for new in step.g.members or ():
         assignment = new.assignment or ()
         key = new.key
@@ -177,7 +186,7 @@ def _step(step: _Step, owners: Owners, prev_owners: Owners, last: Owners,
             if old is None:
                 row(tp, None, new, None, assigned_at(new, tp))
             elif old.key != key:
-                row(tp, old, new, revoked_at(old, tp, released), assigned_at(new, tp))
+                handed(tp, old, new, revoked_at(old, tp, released), assigned_at(new, tp))
             else:
                 released.pop(tp, None)
                 kept += 1
@@ -214,7 +223,8 @@ def transitions(gens: list[Generation], base: dict[str, Any], starts: dict[int, 
     for i, g in enumerate(completed):
         owners = g.owners()
         episode = g.episode_id or 0
-        contiguous = prev is not None and all(n in numbers for n in range(prev.generation + 1, g.generation))
+        contiguous = prev is not None and (g.generation == prev.generation + 1
+                                           or all(n in numbers for n in range(prev.generation + 1, g.generation)))
         if owners is not None and prev is not None and prev_owners is not None and contiguous:
             next_start = _next_start(completed, i)
             step = _Step(ctx, g, prev, next_start)
