@@ -58,8 +58,13 @@ class Inferred:
 
     def __init__(self) -> None:
         self.seen: dict[str, int] = {}
+        self._added: set[tuple[tuple[str, int], ...]] = set()
 
-    def add(self, partitions: Iterable[tuple[str, int]]) -> None:
+    def add(self, partitions: tuple[tuple[str, int], ...]) -> None:
+        # a member usually keeps its list for many generations: an equal list adds nothing new
+        if partitions in self._added:
+            return
+        self._added.add(partitions)
         seen = self.seen
         for topic, partition in partitions:
             if partition >= seen.get(topic, 0):

@@ -198,13 +198,15 @@ def count_moves(before: Owners, after_members: list[Member], before_members: lis
     previous = {m.key: m.assignment for m in before_members or ()}
     after_keys = {m.key for m in after_members}
     moved = 0
+    owner_of = before.get
     for new in after_members:
         assignment = new.assignment or ()
-        if previous.get(new.key) == assignment:
+        key = new.key
+        if previous.get(key) == assignment:
             continue  # kept exactly its list
         for tp in assignment:
-            old = before.get(tp)
-            if old is not None and old.key != new.key and old.key in after_keys:
+            old = owner_of(tp)
+            if old is not None and old.key != key and old.key in after_keys:
                 moved += 1
     return moved
 

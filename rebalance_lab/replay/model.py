@@ -117,7 +117,7 @@ Trigger = tuple[str | None, str | None]
 
 
 def _episode_row(base: dict[str, Any], ep: Episode, f: Facts, moves: Transitions, trigger: Trigger) -> dict[str, Any]:
-    first = next(iter(ep.completed), None)
+    first = next((g for g in ep.gens if g.completed), None)  # the first completed generation
     change = _diff(f.members_before, f.members_after)
     return {
         **base, "episode_id": ep.episode_id, "first_gen": ep.gens[0].generation, "last_gen": ep.gens[-1].generation,
@@ -150,8 +150,9 @@ def _avoided(timeline: Timeline, episodes: list[Episode], all_facts: list[Facts]
 
 
 def replay_group(events: list[dict[str, Any]], topics: list[dict[str, Any]], *, whatif: Sequence[str] = (),
-                 options: ReplayOptions | None = None) -> dict[str, list[dict[str, Any]]]:
-    """Rows of every table in :data:`tables.TABLES` for one group's events (``group_summary``: one row).
+                 options: ReplayOptions | None = None) -> dict[str, Sequence[dict[str, Any]]]:
+    """Rows of every table in :data:`tables.TABLES` for one group's events (``group_summary``: one row);
+    ``partition_moves`` is a :class:`~.rows.TupleRows` (it reads as row dicts).
 
     ``events``: all canonical events of one ``(cluster_id, group_id)``, any sources, any order.
     ``topics``: the ``TOPIC_METADATA`` events of its cluster. ``whatif``: assignor names
@@ -183,7 +184,7 @@ def replay_group(events: list[dict[str, Any]], topics: list[dict[str, Any]], *, 
     whatif_out: list[dict[str, Any]] = []
     for name in whatif:
         whatif_out.extend(whatif_rows(name, items, base, avoided))
-    result = {
+    result: dict[str, Sequence[dict[str, Any]]] = {
         "group_generations": [_generation_row(base, g) for g in gens],
         "rebalance_episodes": episode_rows,
         "partition_moves": moves.rows,

@@ -27,9 +27,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rebalance_lab.replay.rows import TupleRows
 from rebalance_lab.replay.timeline import TP, Event, Generation, Member, Owners
 
 _INF = 1 << 62
+#: The ``partition_moves`` columns, the order of each row's tuple (:data:`.tables.PARTITION_MOVES`).
+COLUMNS = ("cluster_id", "group_id", "generation", "topic", "partition", "owner_before", "owner_after", "moved",
+           "revoked_at", "assigned_at", "gap_ms")
 
 
 class ClientTimes:
@@ -82,7 +86,7 @@ class ClientTimes:
 class Transitions:
     """The result of one pass over the completed generations."""
 
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: TupleRows = field(default_factory=lambda: TupleRows(COLUMNS))
     unowned_ms: dict[int, float] = field(default_factory=dict)  # episode id -> partition-milliseconds
     known: set[int] = field(default_factory=set)  # episodes with a known transition into each generation
 
@@ -108,6 +112,8 @@ class _Step:
         self.keys = {m.key for m in g.members or ()}
         self.unowned = 0.0
         self.cluster_id, self.group_id = ctx.base.get("cluster_id"), ctx.base.get("group_id")
+        self.generation = g.generation
+        self.append = ctx.out.rows.tuples.append
 
     def revoked_at(self, old: Member, tp: TP, released: dict[TP, int]) -> int:
         if tp in released:
@@ -130,15 +136,23 @@ class _Step:
     def row(self, tp: TP, old: Member | None, new: Member | None, revoked: int | None,
             assigned: int | None) -> None:
         gap = (assigned - revoked) / 1000.0 if revoked is not None and assigned is not None else None
-        self.ctx.out.rows.append({
-            "cluster_id": self.cluster_id, "group_id": self.group_id, "generation": self.g.generation,
-            "topic": tp[0], "partition": tp[1],
-            "owner_before": old.member_id if old else None, "owner_after": new.member_id if new else None,
-            "moved": old is not None and new is not None and old.key != new.key and old.key in self.keys,
-            "revoked_at": revoked, "assigned_at": assigned, "gap_ms": gap,
-        })
+        self.append((
+            self.cluster_id, self.group_id, self.generation, tp[0], tp[1],
+            old.member_id if old else None, new.member_id if new else None,
+            old is not None and new is not None and old.key != new.key and old.key in self.keys,
+            revoked, assigned, gap,
+        ))
         if gap is not None and old is not None:
             self.unowned += gap
+
+    def handed(self, tp: TP, old: Member, new: Member, revoked: int, assigned: int) -> None:
+        """:meth:`row` for a partition another member held (the common row, without its null checks)."""
+        gap = (assigned - revoked) / 1000.0
+        self.append((
+            self.cluster_id, self.group_id, self.generation, tp[0], tp[1], old.member_id, new.member_id,
+            old.key in self.keys, revoked, assigned, gap,
+        ))
+        self.unowned += gap
 
     def eager_unchanged(self, count: int, unchanged: list[tuple[TP, Member]]) -> None:
         """The eager protocol revokes everything: unchanged partitions were unowned too (no row)."""
@@ -158,9 +172,11 @@ def _step(step: _Step, owners: Owners, prev_owners: Owners, last: Owners,
     listed = step.times is not None and not step.g.cooperative
     unchanged: list[tuple[TP, Member]] = []
     kept = 0
+    row, handed, assigned_at, revoked_at = step.row, step.handed, step.assigned_at, step.revoked_at
     for new in step.g.members or ():
         assignment = new.assignment or ()
-        if previous.get(new.key) == assignment:
+        key = new.key
+        if previous.get(key) == assignment:
             kept += len(assignment)
             if listed:
                 unchanged.extend((tp, new) for tp in assignment)
@@ -168,22 +184,29 @@ def _step(step: _Step, owners: Owners, prev_owners: Owners, last: Owners,
         for tp in assignment:
             old = last.get(tp)
             if old is None:
-                step.row(tp, None, new, None, step.assigned_at(new, tp))
-            elif old.key != new.key:
-                step.row(tp, old, new, step.revoked_at(old, tp, released), step.assigned_at(new, tp))
+                row(tp, None, new, None, assigned_at(new, tp))
+            elif old.key != key:
+                handed(tp, old, new, revoked_at(old, tp, released), assigned_at(new, tp))
             else:
                 released.pop(tp, None)
                 kept += 1
                 if listed:
                     unchanged.append((tp, new))
+    _release(step, owners, prev_owners, released)
+    if not step.g.cooperative:
+        step.eager_unchanged(kept, unchanged)
+
+
+def _release(step: _Step, owners: Owners, prev_owners: Owners, released: dict[TP, int]) -> None:
+    """Rows for the partitions nobody owns any more (``A -> none``)."""
+    if len(owners) >= len(prev_owners) and prev_owners.keys() <= owners.keys():
+        return  # the common case, all still owned, checked without a Python-level loop
     for tp, old in prev_owners.items():  # in order (a set difference would not be deterministic)
         if tp in owners:
             continue
         at = step.release_at(old, tp)
         released[tp] = at
         step.row(tp, old, None, at, None)
-    if not step.g.cooperative:
-        step.eager_unchanged(kept, unchanged)
 
 
 def transitions(gens: list[Generation], base: dict[str, Any], starts: dict[int, int],
@@ -200,7 +223,8 @@ def transitions(gens: list[Generation], base: dict[str, Any], starts: dict[int, 
     for i, g in enumerate(completed):
         owners = g.owners()
         episode = g.episode_id or 0
-        contiguous = prev is not None and all(n in numbers for n in range(prev.generation + 1, g.generation))
+        contiguous = prev is not None and (g.generation == prev.generation + 1
+                                           or all(n in numbers for n in range(prev.generation + 1, g.generation)))
         if owners is not None and prev is not None and prev_owners is not None and contiguous:
             next_start = _next_start(completed, i)
             step = _Step(ctx, g, prev, next_start)

@@ -1,7 +1,8 @@
 """The derived tables of a replay (spec/replay-inputs.md §7.2): names, columns and Arrow types.
 
 The per-group replay (:mod:`rebalance_lab.replay.model`) returns rows as dicts
-keyed by these column names; times are epoch microseconds (``ts`` columns) and
+keyed by these column names (``partition_moves`` as a :class:`~.rows.TupleRows`, which reads
+as such dicts); times are epoch microseconds (``ts`` columns) and
 durations are float milliseconds (``*_ms``). Both the Spark pipeline and the
 single-process runner write each table as Parquet with exactly these schemas,
 so their outputs compare row by row.
@@ -9,11 +10,13 @@ so their outputs compare row by row.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import pyarrow as pa
 
 from rebalance_lab.replay.events import MEMBER, TP_LIST, TS, python_columns, table_from_rows
+from rebalance_lab.replay.rows import TupleRows as TupleRows  # re-exported: the tasks gather rows by kind
 
 _KEY = [("cluster_id", pa.string()), ("group_id", pa.string())]
 MEMBER_ASSIGNMENT = pa.struct([("member_id", pa.string()), ("partitions", TP_LIST)])
@@ -131,9 +134,14 @@ TABLES: dict[str, pa.Schema] = {
 }
 
 
-def to_arrow(name: str, rows: list[dict[str, Any]]) -> pa.Table:
+def to_arrow(name: str, rows: Sequence[dict[str, Any]]) -> pa.Table:
     """Rows of table ``name`` to Arrow with its exact schema (map columns may be given as dicts)."""
-    return table_from_rows(rows, TABLES[name])
+    schema = TABLES[name]
+    if isinstance(rows, TupleRows):
+        if rows.columns != tuple(schema.names):
+            raise ValueError(f"{name}: columns {rows.columns} are not {schema.names}")
+        return pa.Table.from_struct_array(pa.array(rows.tuples, pa.struct(list(schema))))
+    return table_from_rows(rows, schema)
 
 
 def from_arrow(table: pa.Table) -> list[dict[str, Any]]:

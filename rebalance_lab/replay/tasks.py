@@ -200,7 +200,8 @@ def merge_reports(by_file: dict[int, dict[str, Any]]) -> ParseReport:
 
 # --- replay ---------------------------------------------------------------------------------------------------------
 
-Replay = Callable[..., dict[str, list[dict[str, Any]]]]
+Replay = Callable[..., dict[str, Sequence[dict[str, Any]]]]
+Rows = list[dict[str, Any]] | tables.TupleRows
 
 
 def replay_groups(batches: Iterable[pa.RecordBatch], topics: dict[str, list[dict[str, Any]]],
@@ -213,15 +214,17 @@ def replay_groups(batches: Iterable[pa.RecordBatch], topics: dict[str, list[dict
     """
     run = replay if replay is not None else _model_replay()
     with batch_gc():
-        out: dict[str, list[dict[str, Any]]] = {}
+        out: dict[str, Rows] = {}
         try:
             for key, group_events in _clustered(batches):
                 for name, rows in _replay_one(key, group_events, topics, whatif, run).items():
-                    gathered = out.setdefault(name, [])
+                    gathered = out.get(name)
+                    if gathered is None:
+                        gathered = out[name] = _empty_like(rows)
                     gathered.extend(rows)
                     if len(gathered) >= BATCH_ROWS:
                         writer.write(name, _to_arrow(name, gathered))
-                        out[name] = []
+                        out[name] = _empty_like(rows)
             for name, rows in out.items():
                 writer.write(name, _to_arrow(name, rows))
             written = writer.close()
@@ -231,7 +234,12 @@ def replay_groups(batches: Iterable[pa.RecordBatch], topics: dict[str, list[dict
     yield parts_batch(written)
 
 
-def _to_arrow(name: str, rows: list[dict[str, Any]]) -> pa.Table:
+def _empty_like(rows: Sequence[dict[str, Any]]) -> Rows:
+    """Where to gather a table's rows: tuples stay tuples (see :mod:`.rows`)."""
+    return rows.empty() if isinstance(rows, tables.TupleRows) else []
+
+
+def _to_arrow(name: str, rows: Sequence[dict[str, Any]]) -> pa.Table:
     if name == ERROR_TABLE:
         return pa.Table.from_pylist(rows, schema=ERROR_SCHEMA)
     return tables.to_arrow(name, rows)
@@ -262,11 +270,10 @@ def _clustered(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[tuple[str, s
 
 
 def _replay_one(key: tuple[str, str], group_events: list[dict[str, Any]], topics: dict[str, list[dict[str, Any]]],
-                whatif: Sequence[str], run: Replay) -> dict[str, list[dict[str, Any]]]:
+                whatif: Sequence[str], run: Replay) -> dict[str, Sequence[dict[str, Any]]]:
     cluster_id, group_id = key
     try:
-        result: dict[str, list[dict[str, Any]]] = run(ordered(group_events), topics.get(cluster_id, []),
-                                                      whatif=tuple(whatif))
+        result = run(ordered(group_events), topics.get(cluster_id, []), whatif=tuple(whatif))
     except Exception as exc:  # one group's failure is reported, not fatal to a run over thousands
         return {ERROR_TABLE: [{"cluster_id": cluster_id, "group_id": group_id,
                                "error": f"{type(exc).__name__}: {exc}"}]}
