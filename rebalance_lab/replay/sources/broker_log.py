@@ -284,7 +284,9 @@ _RULES: dict[str, tuple[tuple[str, str], ...]] = {
 
 _GROUP_MEMBER = r"(.+?)"  # group ids may contain spaces: lazy before a literal (§2.1)
 _PATTERNS: dict[str, re.Pattern[str]] = {name: re.compile(pattern) for name, pattern in {
-    "prepare": r"Preparing to rebalance group (.+?)(?: in state \w+)? with old generation (-?\d+)"
+    # The space after the group is outside the optional "in state": the lazy group then meets a literal at each
+    # step instead of entering an optional group (the same matches, a third less time on this, the commonest line).
+    "prepare": r"Preparing to rebalance group (.+?) (?:in state \w+ )?with old generation (-?\d+)"
                r"(?: \(__consumer_offsets-(\d+)\))?(?: \(reason: (.*)\))?\.?$",
     "stabilized": r"Stabilized group (.+?) generation (\d+)(?: \(__consumer_offsets-(\d+)\))?"
                   r"(?: with (\d+) members)?\.?$",
