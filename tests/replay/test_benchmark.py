@@ -35,5 +35,5 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path: Path) -> None:
                            "--groups", "30", "--work", str(tmp_path)],
                           cwd=REPO, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    for expected in ("inputs: ", "spark local[2]: ", "single process: ", "ratio: ", "outputs agree"):
+    for expected in ("inputs: ", "spark local[2]: ", "  parsed ", "single process: ", "ratio: ", "outputs agree"):
         assert expected in done.stdout, done.stdout
