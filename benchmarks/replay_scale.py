@@ -80,6 +80,9 @@ class Member:
     host: str
     instance_id: str | None
     assignment: tuple[TopicPartition, ...] = ()
+    # The generation it last took part in, or -1: what its next subscription carries as generationId. Java's
+    # ConsumerCoordinator sends it under every protocol; an eager member just owns nothing any more by then.
+    generation: int = -1
 
 
 @dataclass
@@ -122,12 +125,15 @@ class Group:
 
     def _subscription(self, member: Member) -> dict[str, Any]:
         owned = self._owned(member)
-        return {"topics": sorted(self.topics), "owned": owned, "generation": self.generation if owned else -1}
+        return {"topics": sorted(self.topics), "owned": owned, "generation": member.generation}
 
     def _owned(self, member: Member) -> list[dict[str, Any]]:
+        return [{"topic": t, "partition": p} for t, p in self._owned_tps(member)]
+
+    def _owned_tps(self, member: Member) -> tuple[TopicPartition, ...]:
         if self.assignor != "cooperative-sticky":
-            return []  # eager members revoke everything before they rejoin
-        return [{"topic": t, "partition": p} for t, p in member.assignment]
+            return ()  # eager members revoke everything before they rejoin
+        return member.assignment
 
     def join_new(self, member: Member) -> None:
         """A new member: KIP-394's id round trip for a dynamic one, then it is added."""
@@ -173,8 +179,8 @@ class Group:
 
     def _assign(self) -> list[dict[str, Any]]:
         subscriptions = {
-            m.member_id: Subscription(tuple(sorted(self.topics)), owned_partitions=tuple(m.assignment),
-                                      generation_id=self.generation - 1 if m.assignment else None,
+            m.member_id: Subscription(tuple(sorted(self.topics)), owned_partitions=tuple(self._owned_tps(m)),
+                                      generation_id=m.generation if m.generation >= 0 else None,
                                       group_instance_id=m.instance_id)
             for m in self.members
         }
@@ -183,11 +189,12 @@ class Group:
         rows = []
         for m in self.members:
             owned = self._owned(m)
+            joined_with = m.generation
             m.assignment = tuple(result[m.member_id].partitions)
+            m.generation = self.generation
             rows.append({"member_id": m.member_id, "group_instance_id": m.instance_id, "client_id": m.client_id,
                          "client_host": m.host, "session_timeout_ms": 45_000, "rebalance_timeout_ms": 300_000,
-                         "topics": sorted(self.topics), "owned": owned,
-                         "generation": self.generation - 1 if owned else -1,
+                         "topics": sorted(self.topics), "owned": owned, "generation": joined_with,
                          "assignment": [{"topic": t, "partition": p} for t, p in m.assignment]})
         return rows
 
@@ -482,8 +489,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="where inputs and outputs go (default: a directory per size under /tmp)")
     parser.add_argument("--skip-single", action="store_true", help="time only the Spark run")
     args = parser.parse_args(argv)
-    # v2: hourly logs, a dump per partition; v3: every group spends its whole budget (v2 made 92% of --events)
-    layout = f"{args.inputs}-v3-{args.events}-{args.groups}-{args.seed}"
+    # v2: hourly logs, a dump per partition; v3: every group spends its whole budget (v2 made 92% of --events);
+    # v4: a member's subscription carries the generation it last took part in, not -1 when it owns nothing
+    layout = f"{args.inputs}-v4-{args.events}-{args.groups}-{args.seed}"
     work = args.work or Path("/tmp/rebalance-lab-replay-scale") / layout
 
     begun = time.perf_counter()

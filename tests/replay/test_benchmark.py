@@ -30,6 +30,23 @@ def test_generated_groups_have_complete_generations_with_consistent_assignments(
             assert len(owned) == len(set(owned))  # never two owners; cooperative rounds may withhold some
 
 
+def test_a_member_subscribes_with_the_generation_it_last_took_part_in_under_every_protocol() -> None:
+    """As Java's ConsumerCoordinator sends it: -1 only before a member's first generation (an eager member owns
+    nothing when it rejoins, but keeps its generation). A static member back under a new id keeps its generation."""
+    checked = 0
+    for events in replay_scale.generate(4_000, 40, seed=3):
+        last: dict[str, int] = {}  # member id or instance id -> the generation it last took part in
+        for event in events:
+            if event["event_type"] != "GENERATION_SNAPSHOT":
+                continue
+            for member in event["members"]:
+                key = member.get("group_instance_id") or member["member_id"]
+                assert member["generation"] == last.get(key, -1), (event["group_id"], event["generation"], member)
+                checked += member["generation"] >= 0
+                last[key] = event["generation"]
+    assert checked > 1_000
+
+
 def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "replay_scale.py"), "--events", "3000",
                            "--groups", "30", "--work", str(tmp_path)],
