@@ -16,6 +16,7 @@ import pytest
 from aiokafka import AIOKafkaConsumer
 
 from rebalance_lab.api import Emulator
+from tests.clients.member import KAFKA_PYTHON_POLL_MS
 from tests.faults.conftest import wait_until, wait_until_async
 
 pytestmark = [pytest.mark.clients, pytest.mark.rebalance_lab(topics=[("t", 3)], min_session_timeout_ms=1000)]
@@ -43,8 +44,8 @@ def _kafka_python(emu: Emulator, **extra: Any) -> Any:
 def kp(rebalance_lab: Emulator) -> Iterator[Any]:
     consumer = _kafka_python(rebalance_lab)
     # kafka-python may first join before it knows the topic (an empty assignment) and then rejoin
-    wait_until(lambda: len(consumer.assignment()) == 3 and _stable(rebalance_lab),
-               step=lambda: consumer.poll(timeout_ms=50), what="kafka-python join")
+    wait_until(lambda: len(consumer.assignment()) == 3 and _stable(rebalance_lab), 30.0,
+               step=lambda: consumer.poll(timeout_ms=KAFKA_PYTHON_POLL_MS), what="kafka-python join")
     yield consumer
     consumer.close()
 
@@ -114,7 +115,7 @@ def _poll_through_disconnects(consumer: Any) -> None:
     from kafka.errors import KafkaConnectionError
 
     with contextlib.suppress(KafkaConnectionError):
-        consumer.poll(timeout_ms=50)
+        consumer.poll(timeout_ms=KAFKA_PYTHON_POLL_MS)  # long polls: see KAFKA_PYTHON_POLL_MS
 
 
 @pytest.mark.rebalance_lab(brokers=3)
@@ -193,7 +194,8 @@ def test_a_forced_rebalance_makes_kafka_python_rejoin(rebalance_lab: Emulator, k
     before = rebalance_lab.group("g").generation_id  # type: ignore[union-attr]
     rebalance_lab.force_rebalance("g")
     assert rebalance_lab.group("g").state == "PreparingRebalance"  # type: ignore[union-attr]
-    wait_until(lambda: _stable(rebalance_lab), step=lambda: kp.poll(timeout_ms=50), what="a new generation")
+    wait_until(lambda: _stable(rebalance_lab), 30.0, step=lambda: kp.poll(timeout_ms=KAFKA_PYTHON_POLL_MS),
+               what="a new generation")
     assert rebalance_lab.group("g").generation_id == before + 1  # type: ignore[union-attr]
     assert len(kp.assignment()) == 3
 
