@@ -5,19 +5,22 @@ package that imports ``pyspark`` (spec §6).
 local, runs Python workers with this interpreter (spec §6.1, the ``PYSPARK_PYTHON``
 gotcha) and stays quiet. :func:`run_spark` is the pipeline:
 
-1. **parse**: input files packed into tasks of about equal bytes (:func:`tasks.plan_parse_tasks`;
-   ``mapInArrow`` over a range of the task numbers) call :func:`sources.parse_file`; each task
-   writes its canonical events as its part of ``out/events/`` with pyarrow and yields one
-   row per group it saw, the group's events packed (pickled, LZ4; cached). Each task's ParseReport comes
-   back in an accumulator keyed by file index, so a re-run task replaces its entry instead
-   of counting twice;
-2. **topics**: the TOPIC_METADATA events (small) are collected and broadcast;
-3. **replay**: the group rows repartitioned by (cluster_id, group_id) and sorted within
-   each partition, so a group's rows are contiguous; ``mapInArrow`` replays each group
-   once with the pure model and writes every derived table's rows as its part files;
-4. **commit**: the part files of the successful task attempts become ``out/<table>/``
+1. **parse + replay**, one Spark job of two stages, so that the JVM never holds the parsed input
+   and the parse's last tasks overlap nothing idle:
+
+   * input files packed into tasks of about equal bytes (:func:`tasks.plan_parse_tasks`;
+     ``mapInArrow`` over a range of the task numbers) call :func:`sources.parse_file`; each task
+     writes its canonical events as its part of ``out/events/`` with pyarrow, leaves its
+     TOPIC_METADATA events beside them, and yields one row per group it saw, the group's events
+     packed (pickled, LZ4), and its part rows. Each task's ParseReport comes back in an
+     accumulator keyed by file index, so a re-run task replaces its entry instead of counting twice;
+   * those rows repartitioned by (cluster_id, group_id) and sorted within each partition, so a
+     group's rows are contiguous; ``mapInArrow`` reads every cluster's topics (all the parse tasks
+     have finished: the shuffle stands between), replays each group once with the pure model and
+     writes every derived table's rows as its part files; the parse's part rows pass through;
+2. **commit**: the part files of the successful task attempts become ``out/<table>/``
    (:mod:`rebalance_lab.replay.parts`: the JVM never converts the nested rows);
-5. **collect** + **report**: what the report needs (all summaries and episodes, the
+3. **collect** + **report**: what the report needs (all summaries and episodes, the
    busiest groups' generations, moves and what-ifs) is read back with pyarrow.
 
 The per-task work itself lives in :mod:`rebalance_lab.replay.tasks` (pure Arrow).
@@ -40,11 +43,9 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyspark import StorageLevel, TaskContext
+from pyspark import TaskContext
 from pyspark.accumulators import AccumulatorParam
-from pyspark.broadcast import Broadcast
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
@@ -53,7 +54,6 @@ from rebalance_lab.replay import parts, tables, tasks
 from rebalance_lab.replay.diagnostics import ParseReport
 from rebalance_lab.replay.inputs import expand_inputs
 from rebalance_lab.replay.progress import Phases
-from rebalance_lab.replay.timeline import sort_key
 
 APP_NAME = "rebalance-lab replay"
 #: HotSpot's JIT for a local-mode JVM: the quick C1 compiler only (see _launch_settings).
@@ -66,9 +66,10 @@ DAEMON_MODULE = "rebalance_lab.replay.spark_daemon"
 BUSY_GROUPS = 20
 #: Nested columns the report does not read, left in the Parquet only.
 _REPORT_DROPS = {"group_generations": ("members",), "whatif_results": ("assignment",)}
-#: Events per replay partition aimed at; more partitions than cores balance storm groups.
-EVENTS_PER_PARTITION = 25_000
-MIN_EVENTS_PER_PARTITION = 2_000
+#: Input bytes per replay partition aimed at (about 25,000 events of broker logs and offsets dumps; the events
+#: are not counted before the replay's partitions are chosen); more partitions than cores balance storm groups.
+BYTES_PER_PARTITION = 20 * 2**20
+MIN_BYTES_PER_PARTITION = 2 * 2**20
 
 # Root at WARN, the level Spark's shell logic expects (any other makes it print "Setting default log level"),
 # with the start-up warnings of a laptop run silenced; build_session lowers it to ERROR once started.
@@ -230,12 +231,13 @@ class _ParseTask:
 class _ReplayTask:
     """What mapInArrow runs per replay partition: every group in it, clustered by the sort before it."""
 
-    topics: Broadcast[dict[str, list[dict[str, Any]]]]
+    parse_staging: str  # where the parse tasks left their topics
     whatif: tuple[str, ...]
     staging: str
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        yield from tasks.replay_groups(batches, self.topics.value, self.whatif, _writer(self.staging))
+        topics = tasks.read_topics(self.parse_staging)
+        yield from tasks.replay_groups(batches, topics, self.whatif, _writer(self.staging))
 
 
 def _to_json_lines(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -325,24 +327,20 @@ def run_spark(spark: SparkSession, inputs: Sequence[str], *, fmt: str = "auto", 
 def _parse_and_replay(run: _Run, files: list[str], settings: tasks.ParseSettings, whatif: tuple[str, ...],
                       events_jsonl: bool) -> tuple[dict[str, int], ParseReport, int]:
     """(rows per committed table, the parse report, replay partitions)."""
-    with run.phase("parse"):
-        parsed, parse_report = _parse(run, files, settings)
-    try:
-        if events_jsonl:
-            with run.phase("events-jsonl"):
-                _write_events_jsonl(run)
-        with run.phase("topics"):
-            topics = _topics(run, parsed)
-        partitions = replay_partitions(parse_report.events, run.sc.defaultParallelism)
-        try:
-            with run.phase("replay"):
-                written = _replay(run, parsed, topics, whatif, partitions)
-        finally:
-            topics.unpersist()
-    finally:
-        parsed.unpersist()
+    reports = run.sc.accumulator({}, _ReportsParam())
+    sizes = [_size(path) for path in files]
+    partitions = replay_partitions(sum(sizes), run.sc.defaultParallelism)
+    with run.phase("parse+replay"):
+        written = _replay(run, _parse(run, files, sizes, settings, reports), whatif, partitions)
+    parse_report = tasks.merge_reports(reports.value)
     with run.phase("commit"):
-        rows = parts.commit(run.out, written, tasks.OUTPUT_TABLES)
+        events = [part for part in written if part.table == tasks.EVENTS_TABLE]
+        parts.commit(run.out, events, {tasks.EVENTS_TABLE: ev.ARROW_SCHEMA})
+        rows = parts.commit(run.out, [part for part in written if part.table != tasks.EVENTS_TABLE],
+                            tasks.OUTPUT_TABLES)
+    if events_jsonl:
+        with run.phase("events-jsonl"):
+            _write_events_jsonl(run)
     return rows, parse_report, partitions
 
 
@@ -361,10 +359,10 @@ def task_counts(spark: SparkSession, group: str) -> tuple[int, int]:
     return completed, total
 
 
-def replay_partitions(n_events: int, parallelism: int) -> int:
+def replay_partitions(input_bytes: int, parallelism: int) -> int:
     """Shuffle partitions for the replay: a few per core, more for big inputs, fewer for tiny ones."""
-    wanted = max(2 * parallelism, math.ceil(n_events / EVENTS_PER_PARTITION))
-    return max(1, min(wanted, math.ceil(n_events / MIN_EVENTS_PER_PARTITION)))
+    wanted = max(2 * parallelism, math.ceil(input_bytes / BYTES_PER_PARTITION))
+    return max(1, min(wanted, math.ceil(input_bytes / MIN_BYTES_PER_PARTITION)))
 
 
 def _display_name(path: str) -> str:
@@ -373,22 +371,20 @@ def _display_name(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def _parse(run: _Run, files: list[str], settings: tasks.ParseSettings) -> tuple[DataFrame, ParseReport]:
-    """The cached parse output (:data:`tasks.PARSED_SCHEMA`), with the events table committed, and the report."""
-    reports = run.sc.accumulator({}, _ReportsParam())
-    sizes = [_size(path) for path in files]
+def _parse(run: _Run, files: list[str], sizes: list[int], settings: tasks.ParseSettings,
+           reports: Any) -> DataFrame:
+    """The parse's rows (:data:`tasks.PARSED_SCHEMA`), to be computed by the job that reads them."""
     bins = [[(idx, files[idx], _display_name(files[idx])) for idx in chosen]
             for chosen in tasks.plan_parse_tasks(sizes, run.sc.defaultParallelism)]
     # One Spark partition per bin: a range of the bin numbers split into as many partitions holds one number in
     # each, and the task reads its bin's files from the list it was given. (Flattening a parallelized list of
     # bins did the same through a Python RDD, whose own daemon and workers cost 2 CPU-s of start-up.)
     numbers = run.spark.range(0, len(bins), 1, max(1, len(bins)))
-    staging = str(run.staging / "parse")
-    parsed = numbers.mapInArrow(_ParseTask(settings, reports, staging, bins), PARSED_SPARK_SCHEMA)
-    parsed = parsed.persist(StorageLevel.MEMORY_AND_DISK)
-    written = parts.parts_of(parsed.filter(F.col("path").isNotNull()).select(*parts.PARTS_SCHEMA.names).toArrow())
-    parts.commit(run.out, written, {tasks.EVENTS_TABLE: ev.ARROW_SCHEMA})
-    return parsed, tasks.merge_reports(reports.value)
+    return numbers.mapInArrow(_ParseTask(settings, reports, _parse_staging(run), bins), PARSED_SPARK_SCHEMA)
+
+
+def _parse_staging(run: _Run) -> str:
+    return str(run.staging / "parse")
 
 
 def _size(path: str) -> int:
@@ -407,26 +403,16 @@ def _write_events_jsonl(run: _Run) -> None:
     lines.write.mode("overwrite").text(run.path("events_jsonl"))
 
 
-def _topics(run: _Run, parsed: DataFrame) -> Broadcast[dict[str, list[dict[str, Any]]]]:
-    """Each cluster's TOPIC_METADATA events, shipped to every replay task once."""
-    rows = parsed.filter(F.col("group_id").isNull() & F.col("events").isNotNull()).select("group_id", "events")
-    by_cluster: dict[str, list[dict[str, Any]]] = {}
-    for event in sorted(tasks.topic_events(rows.toArrow()), key=sort_key):
-        by_cluster.setdefault(event.get("cluster_id", ""), []).append(event)
-    return run.sc.broadcast(by_cluster)
-
-
-def _replay(run: _Run, parsed: DataFrame, topics: Broadcast[dict[str, list[dict[str, Any]]]],
-            whatif: tuple[str, ...], partitions: int) -> list[parts.Part]:
-    """Every group replayed once; the part files of every derived table its tasks wrote."""
+def _replay(run: _Run, parsed: DataFrame, whatif: tuple[str, ...], partitions: int) -> list[parts.Part]:
+    """Every group replayed once; the part files of every table the parse and the replay wrote."""
     # Partition by group, then sort so that each group's rows are contiguous: one Python call per partition
     # replays its groups in turn (a groupBy().applyInArrow call per group costs the JVM milliseconds of
-    # Arrow set-up, which dominated the run for 10,000 small groups).
-    clustered = (parsed.filter(F.col("group_id").isNotNull())
-                 .repartition(partitions, "cluster_id", "group_id")
+    # Arrow set-up, which dominated the run for 10,000 small groups). The parse's part rows (no group) go to
+    # one partition, whose task passes them on.
+    clustered = (parsed.repartition(partitions, "cluster_id", "group_id")
                  .sortWithinPartitions("cluster_id", "group_id"))
-    written = clustered.mapInArrow(_ReplayTask(topics, whatif, str(run.staging / "replay")), PARTS_SPARK_SCHEMA)
-    return parts.parts_of(written.toArrow())
+    task = _ReplayTask(_parse_staging(run), whatif, str(run.staging / "replay"))
+    return parts.parts_of(clustered.mapInArrow(task, PARTS_SPARK_SCHEMA).toArrow())
 
 
 def _read_table(run: _Run, name: str, drop: Sequence[str] = (),

@@ -1,9 +1,10 @@
 """What one Spark task does, as pure functions over Arrow: no pyspark here, so they are tested without Spark.
 
 * :func:`parse_files` parses the input files named in its rows, writes their canonical
-  events as this task's part of the ``events`` table (:mod:`~rebalance_lab.replay.parts`)
-  and yields :data:`PARSED_SCHEMA` rows: one per group it saw, carrying that group's
-  events packed (:func:`pack_events`: pickled, then LZ4-compressed), and one per part file it
+  events as this task's part of the ``events`` table (:mod:`~rebalance_lab.replay.parts`),
+  leaves the ``TOPIC_METADATA`` events it found beside it (:func:`write_topics`) and
+  yields :data:`PARSED_SCHEMA` rows: one per group it saw, carrying that group's events
+  packed (:func:`pack_events`: pickled, then LZ4-compressed), and one per part file it
   wrote. The shuffle that brings a group's rows together moves these few opaque rows (a
   group's events from each parse task that saw it) instead of a million rows of nested
   columns the JVM would convert twice. Each file's
@@ -11,26 +12,34 @@
   pipeline sends it to the driver in an accumulator).
 * :func:`replay_groups` replays the groups of one partition, whose rows arrive clustered by
   ``(cluster_id, group_id)`` (a group's rows are contiguous and may span batches), writes
-  every derived table's rows as this task's part files and yields the parts it wrote.
+  every derived table's rows as this task's part files and yields the parts it wrote, and
+  the parse tasks' part rows that reached it. Every replay task reads every cluster's
+  topics with :func:`read_topics` (the parse tasks have all finished by then: a shuffle
+  stands between the two).
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+import os
 import pickle
+import re
 import struct
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from rebalance_lab.replay import events as ev
 from rebalance_lab.replay import tables
 from rebalance_lab.replay.diagnostics import ParseReport
 from rebalance_lab.replay.gcpolicy import batch_gc
-from rebalance_lab.replay.parts import PARTS_SCHEMA, Part, PartWriter, parts_batch
+from rebalance_lab.replay.parts import PARTS_SCHEMA, Part, PartWriter, parts_batch, parts_of
+from rebalance_lab.replay.timeline import sort_key
 
 #: Events a parse task converts to Arrow and writes at a time.
 BATCH_EVENTS = 20_000
@@ -50,8 +59,7 @@ _PACK_HEADER = struct.Struct("<Q")  # the pickle's length, which decompression n
 #: The input of a parse task: one row per file.
 FILES_SCHEMA = pa.schema([("file_idx", pa.int32()), ("path", pa.string()), ("name", pa.string())])
 
-#: What a parse task yields: a group's packed events (``group_id`` null for cluster-wide TOPIC_METADATA),
-#: or (``events`` null) a part file of the events table it wrote.
+#: What a parse task yields: a group's packed events, or (``events`` null) a part file of the events table it wrote.
 PARSED_SCHEMA = pa.schema([("cluster_id", pa.string()), ("group_id", pa.string()), ("events", pa.binary()),
                            *PARTS_SCHEMA])
 
@@ -64,6 +72,10 @@ ERROR_SCHEMA = pa.schema(list(ERROR))
 OUTPUT_TABLES: dict[str, pa.Schema] = {**tables.TABLES, ERROR_TABLE: ERROR_SCHEMA}
 
 EVENTS_TABLE = "events"
+
+#: Where, below a parse task's staging directory, it leaves its TOPIC_METADATA events (packed).
+TOPICS_DIR = "topics"
+_TOPICS_FILE = re.compile(r"part-(\d+)-(\d+)\.events")
 
 ReportSink = Callable[[int, dict[str, Any]], None]
 GroupKey = tuple[str, "str | None"]
@@ -100,6 +112,8 @@ def parse_files(batches: Iterable[pa.RecordBatch], settings: ParseSettings, on_r
                             pending = []
                     on_report(file_idx, report.to_dict())
             writer.write(EVENTS_TABLE, ev.to_arrow(pending))
+            topic_keys = [key for key in by_group if key[1] is None]  # (cluster, None): its TOPIC_METADATA
+            write_topics(writer, [event for key in topic_keys for event in by_group.pop(key)])
             written = writer.close()
         except BaseException:
             writer.abort()
@@ -150,13 +164,40 @@ def unpack_events(blob: bytes) -> list[dict[str, Any]]:
     return events
 
 
-def topic_events(table: pa.Table) -> list[dict[str, Any]]:
-    """The TOPIC_METADATA events of :data:`PARSED_SCHEMA` rows whose ``group_id`` is null."""
-    found: list[dict[str, Any]] = []
-    for group, blob in zip(table.column("group_id").to_pylist(), table.column("events").to_pylist(), strict=True):
-        if group is None and blob is not None:
-            found.extend(unpack_events(blob))
-    return found
+def write_topics(writer: PartWriter, events: list[dict[str, Any]]) -> None:
+    """Leave this task attempt's TOPIC_METADATA events in ``<staging>/topics/`` (none: no file), complete or not at all.
+
+    They go beside the part files instead of through the shuffle because every replay task needs
+    all of them, and a shuffle sends each row to one partition. A file is never committed: the
+    staging directory, and the file with it, goes when the run ends.
+    """
+    if not events:
+        return
+    directory = writer.staging / TOPICS_DIR
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"part-{writer.task:05d}-{writer.attempt}.events"
+    Path(f"{path}.inprogress").write_bytes(pack_events(events))
+    os.replace(f"{path}.inprogress", path)
+
+
+def read_topics(staging: str | Path) -> dict[str, list[dict[str, Any]]]:
+    """Each cluster's TOPIC_METADATA events (in time order) that the parse tasks of ``staging`` left.
+
+    Parsing is deterministic, so a task's attempts left the same events: one file per task is read.
+    """
+    directory = Path(staging) / TOPICS_DIR
+    chosen: dict[int, tuple[int, Path]] = {}
+    for path in sorted(directory.iterdir()) if directory.is_dir() else ():
+        match = _TOPICS_FILE.fullmatch(path.name)
+        if match is not None:
+            task, attempt = int(match[1]), int(match[2])
+            if task not in chosen or attempt < chosen[task][0]:
+                chosen[task] = (attempt, path)
+    found = [e for _, (_, path) in sorted(chosen.items()) for e in unpack_events(path.read_bytes())]
+    by_cluster: dict[str, list[dict[str, Any]]] = {}
+    for event in sorted(found, key=sort_key):
+        by_cluster.setdefault(event.get("cluster_id") or "", []).append(event)
+    return by_cluster
 
 
 def _events_of(path: str, name: str, settings: ParseSettings, report: ParseReport) -> Iterator[dict[str, Any]]:
@@ -210,13 +251,15 @@ def replay_groups(batches: Iterable[pa.RecordBatch], topics: dict[str, list[dict
     ``(cluster_id, group_id)``, write the rows of every table, and yield the parts written.
 
     ``topics`` maps a cluster id to its TOPIC_METADATA events. A table's rows are written
-    once about :data:`BATCH_ROWS` of them (of whole groups) are gathered.
+    once about :data:`BATCH_ROWS` of them (of whole groups) are gathered. Part rows among
+    the input (a parse task's, whose ``path`` is set) are passed on with the parts written.
     """
     run = replay if replay is not None else _model_replay()
     with batch_gc():
         out: dict[str, Rows] = {}
+        carried: list[Part] = []
         try:
-            for key, group_events in _clustered(batches):
+            for key, group_events in _clustered(batches, carried):
                 for name, rows in _replay_one(key, group_events, topics, whatif, run).items():
                     gathered = out.get(name)
                     if gathered is None:
@@ -231,7 +274,7 @@ def replay_groups(batches: Iterable[pa.RecordBatch], topics: dict[str, list[dict
         except BaseException:
             writer.abort()
             raise
-    yield parts_batch(written)
+    yield parts_batch([*carried, *written])
 
 
 def _empty_like(rows: Sequence[dict[str, Any]]) -> Rows:
@@ -245,12 +288,17 @@ def _to_arrow(name: str, rows: Sequence[dict[str, Any]]) -> pa.Table:
     return tables.to_arrow(name, rows)
 
 
-def _clustered(batches: Iterable[pa.RecordBatch]) -> Iterator[tuple[tuple[str, str], list[dict[str, Any]]]]:
-    """((cluster_id, group_id), events) per run of equal keys; a key seen again later is an error (unclustered)."""
+def _clustered(batches: Iterable[pa.RecordBatch], carried: list[Part]
+               ) -> Iterator[tuple[tuple[str, str], list[dict[str, Any]]]]:
+    """((cluster_id, group_id), events) per run of equal keys; a key seen again later is an error (unclustered).
+    Part rows (``path`` set) go to ``carried``."""
     key: tuple[str, str] | None = None
     current: list[dict[str, Any]] = []
     done: set[tuple[str, str]] = set()
     for batch in batches:
+        if batch.column("path").null_count < batch.num_rows:
+            carried.extend(parts_of(pa.Table.from_batches([batch]).filter(pc.is_valid(batch.column("path")))
+                                    .select(PARTS_SCHEMA.names)))
         rows = zip(batch.column("cluster_id").to_pylist(), batch.column("group_id").to_pylist(),
                    batch.column("events").to_pylist(), strict=True)
         for cluster, group, blob in rows:

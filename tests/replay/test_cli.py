@@ -38,7 +38,7 @@ def test_the_demo_recording_replays_into_parquet_tables_and_a_report(demo_record
         assert list((out / name).glob("*.parquet")), name
     assert "demo-group" in done.stdout
     assert f"report: {(out / 'report.html').resolve()}" in done.stdout
-    assert "parse done in" in done.stderr and "replay done in" in done.stderr  # progress, on stderr
+    assert "parse+replay done in" in done.stderr and "commit done in" in done.stderr  # progress, on stderr
 
 
 @pytest.fixture

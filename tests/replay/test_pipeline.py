@@ -106,7 +106,7 @@ def test_events_can_be_written_as_canonical_json_lines_too(spark: Any, recording
         assert {k: v for k, v in by_seq[row["seq"]].items() if k != "source_ref"} == expected
     assert result.report_path == tmp_path / "report.html" and result.report_path.exists()
     assert EAGER_GROUP in result.summary and "report: " in result.summary
-    assert [name for name, _ in result.phases.items()][:2] == ["parse", "events-jsonl"]
+    assert [name for name, _ in result.phases.items()][:3] == ["parse+replay", "commit", "events-jsonl"]
 
 
 def test_a_local_session_compiles_with_c1_only_and_a_cluster_keeps_its_executors_jit() -> None:

@@ -54,9 +54,12 @@ def test_parse_files_writes_the_events_and_yields_each_groups_events_and_one_rep
     assert pq.ParquetFile(written[0].path).metadata.num_row_groups == 3  # written as it went, 3 events at a time
     columns = [groups.column(n).to_pylist() for n in ("cluster_id", "group_id", "events")]
     by_key = {(c, g): tasks.unpack_events(blob) for c, g, blob in zip(*columns, strict=True)}
-    assert sorted(by_key, key=str) == [("c", "g"), ("c", "h"), ("c", None)]
+    assert sorted(by_key) == [("c", "g"), ("c", "h")]
     assert [e["seq"] for e in by_key[("c", "g")]] == list(range(1, 8))
-    assert tasks.topic_events(groups) == by_key[("c", None)]  # TOPIC_METADATA is the cluster's, not the group's
+    # TOPIC_METADATA is the cluster's, not the group's: it is left beside the parts, for every replay task to read
+    assert [p.name for p in (tmp_path / "staging" / tasks.TOPICS_DIR).iterdir()] == ["part-00003-1.events"]
+    assert [(e["event_type"], e["seq"]) for e in tasks.read_topics(tmp_path / "staging")["c"]] == [
+        ("TOPIC_METADATA", 2)]
     assert reports[0]["events"] == 7 and reports[0]["unparsed"] == 1 and reports[0]["files"] == 1
     assert reports[1]["events"] == 2 and reports[1]["unparsed"] == 0
 
@@ -86,6 +89,25 @@ def test_a_parse_task_that_fails_leaves_no_part_file(tmp_path: Path, monkeypatch
     assert (tmp_path / "s" / "events").is_dir() and list((tmp_path / "s").rglob("*.parquet*")) == []
 
 
+def test_every_replay_task_reads_each_parse_tasks_topics_once_whichever_attempts_left_them(tmp_path: Path) -> None:
+    def leave(task: int, attempt: int, events: list[dict[str, Any]]) -> None:
+        tasks.write_topics(PartWriter(tmp_path, task, attempt), events)
+
+    topic = _event(1, "TOPIC_METADATA", group=None, ts=5_000)  # type: ignore[arg-type]
+    leave(0, 0, [{**topic, "topic_partitions": {"t": 3}}])
+    leave(0, 1, [{**topic, "topic_partitions": {"t": 3}}])  # a retried (or speculative) attempt: the same events
+    leave(1, 0, [{**topic, "seq": 2, "ts": 1_000, "topic_partitions": {"t": 1}},
+                 {**topic, "seq": 3, "cluster_id": "other", "topic_partitions": {"u": 2}}])
+    leave(2, 0, [])  # a task that found none leaves no file
+    (tmp_path / tasks.TOPICS_DIR / "part-00003-0.events.inprogress").write_bytes(b"a task still writing")
+    found = tasks.read_topics(tmp_path)
+    assert {cluster: [e["topic_partitions"] for e in events] for cluster, events in found.items()} == {
+        "c": [{"t": 1}, {"t": 3}], "other": [{"u": 2}]}  # in time order
+    assert sorted(p.name for p in (tmp_path / tasks.TOPICS_DIR).iterdir()) == [
+        "part-00000-0.events", "part-00000-1.events", "part-00001-0.events", "part-00003-0.events.inprogress"]
+    assert tasks.read_topics(tmp_path / "nothing-parsed") == {}
+
+
 def test_merge_reports_is_in_file_order_whatever_order_the_tasks_finished_in() -> None:
     first, second = ParseReport(), ParseReport()
     first.unparsable("a:1", "bad", "x")
@@ -105,17 +127,18 @@ def _rows() -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def _groups(*runs: tuple[str, list[dict[str, Any]]], rows_per_batch: int = 100) -> list[pa.RecordBatch]:
-    """PARSED_SCHEMA rows, one per (group, events) given, in the order given."""
-    table = pa.Table.from_pylist([{"cluster_id": "c", "group_id": group, "events": tasks.pack_events(events)}
-                                  for group, events in runs], schema=tasks.PARSED_SCHEMA)
-    return table.to_batches(max_chunksize=rows_per_batch)
+def _groups(*runs: tuple[str, list[dict[str, Any]]], rows_per_batch: int = 100,
+            parse_parts: tuple[Part, ...] = ()) -> list[pa.RecordBatch]:
+    """PARSED_SCHEMA rows: the parse tasks' part rows, then one per (group, events) given, in the order given."""
+    rows = [{**p.__dict__} for p in parse_parts]
+    rows += [{"cluster_id": "c", "group_id": group, "events": tasks.pack_events(events)} for group, events in runs]
+    return pa.Table.from_pylist(rows, schema=tasks.PARSED_SCHEMA).to_batches(max_chunksize=rows_per_batch)
 
 
 def _replay(batches: list[pa.RecordBatch], staging: Path, topics: dict[str, list[dict[str, Any]]],
             replay: Any, whatif: tuple[str, ...] = ()) -> dict[str, list[dict[str, Any]]]:
     out = pa.Table.from_batches(list(tasks.replay_groups(batches, topics, whatif, PartWriter(staging, 0), replay)))
-    return {p.table: tables.from_arrow(pq.read_table(p.path)) for p in parts.parts_of(out)}
+    return {p.table: tables.from_arrow(pq.read_table(p.path)) for p in parts.parts_of(out) if p.table != "events"}
 
 
 def test_replay_groups_orders_each_group_writes_every_table_and_reports_a_failing_group_as_a_row(
@@ -157,9 +180,11 @@ def test_parse_tasks_pack_files_by_size_so_the_cores_finish_together() -> None:
 def test_replay_groups_replays_each_clustered_group_once_across_batch_boundaries(tmp_path: Path,
                                                                                 monkeypatch: Any) -> None:
     monkeypatch.setattr(tasks, "BATCH_ROWS", 1)
+    parsed = (Part("events", "/staging/parse/events/part-00000-0.parquet", 5, 0),
+              Part("events", "/staging/parse/events/part-00001-2.parquet", 4, 1))
     batches = _groups(("a", [_event(1, group="a"), _event(2, group="a")]), ("b", [_event(1, group="b")]),
                       ("b", [_event(2, group="b"), _event(3, group="b")]), ("c", [_event(1, group="c")]),
-                      rows_per_batch=2)  # group b spans two batches
+                      rows_per_batch=2, parse_parts=parsed)  # group b spans two batches
     seen: list[tuple[str, list[int]]] = []
 
     def replay(events: list[dict[str, Any]], topics: list[dict[str, Any]], **_: Any) -> dict[str, Any]:
@@ -168,6 +193,10 @@ def test_replay_groups_replays_each_clustered_group_once_across_batch_boundaries
         seen.append((events[0]["group_id"], [e["seq"] for e in events]))
         return {"group_summary": [{"cluster_id": "c", "group_id": events[0]["group_id"], "events": len(events)}]}
 
+    yielded = parts.parts_of(pa.Table.from_batches(
+        list(tasks.replay_groups(batches, {}, (), PartWriter(tmp_path / "p", 0), replay))))
+    assert [p for p in yielded if p.table == "events"] == list(parsed)  # the parse's parts pass through
+    seen.clear()
     out = _replay(batches, tmp_path / "s", {}, replay)
     assert seen == [("a", [1, 2]), ("b", [1, 2, 3])]
     assert [(r["group_id"], r["events"]) for r in out["group_summary"]] == [("a", 2), ("b", 3)]
