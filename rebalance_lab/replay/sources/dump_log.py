@@ -397,6 +397,8 @@ _UNSEEN: Any = object()  # not in a cache (where None is a value)
 Subscription = tuple[list[str], list[dict[str, Any]], int, str | None] | str | None
 #: An assignment's tps, or what assignment_tps reads.
 Assignment = list[dict[str, Any]] | str | None
+#: A member row still without its subscription and assignment columns, and what they are read from.
+_Later = tuple[dict[str, Any], Subscription, Assignment]
 
 
 class _GroupMetadataReader:
@@ -417,8 +419,8 @@ class _GroupMetadataReader:
         self.subscriptions: dict[bytes, Subscription] = {}  # JSON text -> its columns
         self.assignments: dict[bytes, Assignment] = {}
 
-    def read(self, key_text: str) -> tuple[str, _GroupMetadata, list[tuple[Subscription, Assignment]]] | None:
-        """(group, value, each member's subscription and assignment), or None if it is not in the shape.
+    def read(self, key_text: str) -> tuple[str, _GroupMetadata, list[dict[str, Any]], list[_Later]] | None:
+        """(group, value, its member rows, the rows :meth:`finish` completes), or None if it is not in the shape.
 
         Splitting at the first ``} payload: {`` is safe: if the part before it decodes, it is exactly the key
         object that ``raw_decode`` would find (a ``} payload: {`` inside the group name leaves a broken key).
@@ -429,15 +431,23 @@ class _GroupMetadataReader:
         try:
             group = _GROUP_KEY.decode(key_text[:split + 1]).data.group
             value = _GROUP_VALUE.decode(key_text[split + len(_KEY_END) - 1:]).data
-            parts = self.parts(value.members or [])
+            rows, later = self.rows(value.members or [], value.protocol_type == "consumer")
         except ValueError:  # msgspec's errors are ValueErrors, and so is a lone surrogate it cannot encode
             return None
-        return group, value, parts
+        return group, value, rows, later
 
-    def parts(self, members: list[_Member]) -> list[tuple[Subscription, Assignment]]:
-        """Each member's subscription and assignment, decoded on their text's first occurrence."""
-        subscriptions, assignments = self.subscriptions, self.assignments
-        out = []
+    def rows(self, members: list[_Member], consumer: bool) -> tuple[list[dict[str, Any]], list[_Later]]:
+        """What :func:`_member` makes of each member, each subscription and assignment text decoded on its first
+        occurrence. A consumer member whose subscription or assignment is not decoded JSON (base64, null) gets a
+        row without them, listed for :meth:`finish`: what reads them may report, and nothing is reported before
+        the whole record is taken (a later member can still send it to the general path).
+
+        One loop builds each row in one dict display, its strings interned: this runs once per member of every
+        snapshot, the bulk of a dump.
+        """
+        subscriptions, assignments, intern = self.subscriptions, self.assignments, sys.intern
+        rows = []
+        later: list[_Later] = []
         for m in members:
             text = bytes(m.subscription)
             sub = subscriptions.get(text, _UNSEEN)
@@ -447,31 +457,43 @@ class _GroupMetadataReader:
             assigned = assignments.get(text, _UNSEEN)
             if assigned is _UNSEEN:
                 assigned = assignments[text] = self.assignment(text)
-            out.append((sub, assigned))
-        return out
-
-    def members(self, value: _GroupMetadata, parts: list[tuple[Subscription, Assignment]], consumer: bool,
-                bad: Bad) -> list[dict[str, Any]]:
-        """What :func:`_member` makes of each member."""
-        intern = sys.intern
-        rows = []
-        for m, (sub, assigned) in zip(value.members or [], parts, strict=True):
             instance, client, host = m.group_instance_id, m.client_id, m.client_host
+            if instance is not None:
+                instance = intern(instance)
+            if client is not None:
+                client = intern(client)
+            if host is not None:
+                host = intern(host)
+            if consumer and sub.__class__ is tuple and assigned.__class__ is list:
+                topics, owned, generation, rack = sub
+                rows.append({
+                    "member_id": intern(m.member_id), "group_instance_id": instance, "client_id": client,
+                    "client_host": host, "rack_id": rack, "session_timeout_ms": m.session_timeout,
+                    "rebalance_timeout_ms": m.rebalance_timeout, "topics": topics, "owned": owned,
+                    "generation": generation, "assignment": assigned,
+                })
+                continue
             row: dict[str, Any] = {
-                "member_id": intern(m.member_id), "group_instance_id": None if instance is None else intern(instance),
-                "client_id": None if client is None else intern(client),
-                "client_host": None if host is None else intern(host), "rack_id": None,
-                "session_timeout_ms": m.session_timeout, "rebalance_timeout_ms": m.rebalance_timeout,
-                "topics": None, "owned": None, "generation": None, "assignment": None,
+                "member_id": intern(m.member_id), "group_instance_id": instance, "client_id": client,
+                "client_host": host, "rack_id": None, "session_timeout_ms": m.session_timeout,
+                "rebalance_timeout_ms": m.rebalance_timeout, "topics": None, "owned": None, "generation": None,
+                "assignment": None,
             }
-            if consumer:
-                if sub.__class__ is tuple:
-                    row["topics"], row["owned"], row["generation"], row["rack_id"] = sub
-                else:
-                    _subscription(sub, row, bad)
-                row["assignment"] = assigned if assigned.__class__ is list else assignment_tps(assigned, bad)
             rows.append(row)
-        return rows
+            if consumer:
+                later.append((row, sub, assigned))
+        return rows, later
+
+    @staticmethod
+    def finish(later: list[_Later], bad: Bad) -> None:
+        """The subscription and assignment columns of the rows :meth:`rows` left, in member order, reporting
+        what cannot be read."""
+        for row, sub, assigned in later:
+            if sub.__class__ is tuple:
+                row["topics"], row["owned"], row["generation"], row["rack_id"] = sub
+            else:
+                _subscription(sub, row, bad)
+            row["assignment"] = assigned if assigned.__class__ is list else assignment_tps(assigned, bad)
 
     def subscription(self, text: bytes) -> Subscription:
         value: _Subscription | str | None = _SUBSCRIPTION.decode(text)
@@ -612,9 +634,10 @@ class _Parser:
         read = self.fast.read(key_text)
         if read is None:
             return None
-        group, value, parts = read
+        group, value, members, later = read
+        if later:
+            self.fast.finish(later, self.bad)
         protocol_type = value.protocol_type or None
-        members = self.fast.members(value, parts, protocol_type == "consumer", self.bad)
         return _metadata_events(self.base(offset, group, "classic"), ts, members, protocol_type, value.generation,
                                 value.protocol, value.leader, value.current_state_timestamp)
 
