@@ -339,13 +339,16 @@ class _TopicPartitions(_Typed):
 class _Subscription(_Typed):
     topics: tuple[str, ...] = ()  # a tuple: the key of the topic-list cache
     user_data: str | None = None
-    owned_partitions: tuple[_TopicPartitions, ...] = ()
+    # Partition lists are left undecoded (but checked to be JSON), each distinct text read once per input
+    # (_GroupMetadataReader.tp_lists): a subscription's text also differs by its generation, and a member's
+    # owned partitions can repeat an assignment text.
+    owned_partitions: msgspec.Raw = msgspec.Raw(b"[]")
     generation_id: int = -1
     rack_id: str | None = None
 
 
 class _Assignment(_Typed):
-    assigned_partitions: tuple[_TopicPartitions, ...] = ()
+    assigned_partitions: msgspec.Raw = msgspec.Raw(b"[]")
     user_data: str | None = None
 
 
@@ -390,6 +393,7 @@ _GROUP_KEY = msgspec.json.Decoder(_GroupKey)
 _GROUP_VALUE = msgspec.json.Decoder(_GroupMetadataValue)
 _SUBSCRIPTION = msgspec.json.Decoder(_Subscription | str | None)  # a string: base64 (see _subscription)
 _ASSIGNMENT = msgspec.json.Decoder(_Assignment | str | None)
+_PARTITIONS = msgspec.json.Decoder(tuple[_TopicPartitions, ...])
 _KEY_END = "} payload: {"
 _UNSEEN: Any = object()  # not in a cache (where None is a value)
 
@@ -418,6 +422,7 @@ class _GroupMetadataReader:
         self.topic_lists: dict[tuple[str, ...], list[str]] = {}
         self.subscriptions: dict[bytes, Subscription] = {}  # JSON text -> its columns
         self.assignments: dict[bytes, Assignment] = {}
+        self.tp_lists: dict[bytes, list[dict[str, Any]]] = {}  # owned or assigned partitions' JSON text -> tps
 
     def read(self, key_text: str) -> tuple[str, _GroupMetadata, list[dict[str, Any]], list[_Later]] | None:
         """(group, value, its member rows, the rows :meth:`finish` completes), or None if it is not in the shape.
@@ -499,16 +504,25 @@ class _GroupMetadataReader:
         value: _Subscription | str | None = _SUBSCRIPTION.decode(text)
         if not isinstance(value, _Subscription):
             return value
-        return self.topic_list(value.topics), self.tp_list(value.owned_partitions), value.generation_id, value.rack_id
+        return (self.topic_list(value.topics), self.partitions(value.owned_partitions), value.generation_id,
+                value.rack_id)
 
     def assignment(self, text: bytes) -> Assignment:
         value: _Assignment | str | None = _ASSIGNMENT.decode(text)
-        return self.tp_list(value.assigned_partitions) if isinstance(value, _Assignment) else value
+        return self.partitions(value.assigned_partitions) if isinstance(value, _Assignment) else value
 
     def topic_list(self, topics: tuple[str, ...]) -> list[str]:
         found = self.topic_lists.get(topics)
         if found is None:
             found = self.topic_lists[topics] = [sys.intern(t) for t in topics]
+        return found
+
+    def partitions(self, raw: msgspec.Raw) -> list[dict[str, Any]]:
+        """The tps of a ``[{"topic": t, "partitions": [0, 1]}]`` text, decoded on its first occurrence."""
+        text = bytes(raw)
+        found = self.tp_lists.get(text)
+        if found is None:
+            found = self.tp_lists[text] = self.tp_list(_PARTITIONS.decode(text))
         return found
 
     def tp_list(self, groups: tuple[_TopicPartitions, ...]) -> list[dict[str, Any]]:
@@ -517,9 +531,11 @@ class _GroupMetadataReader:
             row = self.tps.get(group.topic)
             if row is None:
                 row = self.tps[group.topic] = {}
+            size = len(found)
             try:
-                found += list(map(row.__getitem__, group.partitions))  # no Python frame per group
-            except KeyError:  # a partition not seen yet in this input
+                found.extend(map(row.__getitem__, group.partitions))  # no Python frame, no list per group
+            except KeyError:  # a partition not seen yet in this input: start the group again
+                del found[size:]
                 topic = sys.intern(group.topic)
                 found += [row.get(p) or row.setdefault(p, {"topic": topic, "partition": p}) for p in group.partitions]
         return found
