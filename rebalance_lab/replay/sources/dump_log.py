@@ -339,13 +339,16 @@ class _TopicPartitions(_Typed):
 class _Subscription(_Typed):
     topics: tuple[str, ...] = ()  # a tuple: the key of the topic-list cache
     user_data: str | None = None
-    owned_partitions: tuple[_TopicPartitions, ...] = ()
+    # Partition lists are left undecoded (but checked to be JSON), each distinct text read once per input
+    # (_GroupMetadataReader.tp_lists): a subscription's text also differs by its generation, and a member's
+    # owned partitions can repeat an assignment text.
+    owned_partitions: msgspec.Raw = msgspec.Raw(b"[]")
     generation_id: int = -1
     rack_id: str | None = None
 
 
 class _Assignment(_Typed):
-    assigned_partitions: tuple[_TopicPartitions, ...] = ()
+    assigned_partitions: msgspec.Raw = msgspec.Raw(b"[]")
     user_data: str | None = None
 
 
@@ -390,6 +393,7 @@ _GROUP_KEY = msgspec.json.Decoder(_GroupKey)
 _GROUP_VALUE = msgspec.json.Decoder(_GroupMetadataValue)
 _SUBSCRIPTION = msgspec.json.Decoder(_Subscription | str | None)  # a string: base64 (see _subscription)
 _ASSIGNMENT = msgspec.json.Decoder(_Assignment | str | None)
+_PARTITIONS = msgspec.json.Decoder(tuple[_TopicPartitions, ...])
 _KEY_END = "} payload: {"
 _UNSEEN: Any = object()  # not in a cache (where None is a value)
 
@@ -397,6 +401,8 @@ _UNSEEN: Any = object()  # not in a cache (where None is a value)
 Subscription = tuple[list[str], list[dict[str, Any]], int, str | None] | str | None
 #: An assignment's tps, or what assignment_tps reads.
 Assignment = list[dict[str, Any]] | str | None
+#: A member row still without its subscription and assignment columns, and what they are read from.
+_Later = tuple[dict[str, Any], Subscription, Assignment]
 
 
 class _GroupMetadataReader:
@@ -416,9 +422,10 @@ class _GroupMetadataReader:
         self.topic_lists: dict[tuple[str, ...], list[str]] = {}
         self.subscriptions: dict[bytes, Subscription] = {}  # JSON text -> its columns
         self.assignments: dict[bytes, Assignment] = {}
+        self.tp_lists: dict[bytes, list[dict[str, Any]]] = {}  # owned or assigned partitions' JSON text -> tps
 
-    def read(self, key_text: str) -> tuple[str, _GroupMetadata, list[tuple[Subscription, Assignment]]] | None:
-        """(group, value, each member's subscription and assignment), or None if it is not in the shape.
+    def read(self, key_text: str) -> tuple[str, _GroupMetadata, list[dict[str, Any]], list[_Later]] | None:
+        """(group, value, its member rows, the rows :meth:`finish` completes), or None if it is not in the shape.
 
         Splitting at the first ``} payload: {`` is safe: if the part before it decodes, it is exactly the key
         object that ``raw_decode`` would find (a ``} payload: {`` inside the group name leaves a broken key).
@@ -429,15 +436,23 @@ class _GroupMetadataReader:
         try:
             group = _GROUP_KEY.decode(key_text[:split + 1]).data.group
             value = _GROUP_VALUE.decode(key_text[split + len(_KEY_END) - 1:]).data
-            parts = self.parts(value.members or [])
+            rows, later = self.rows(value.members or [], value.protocol_type == "consumer")
         except ValueError:  # msgspec's errors are ValueErrors, and so is a lone surrogate it cannot encode
             return None
-        return group, value, parts
+        return group, value, rows, later
 
-    def parts(self, members: list[_Member]) -> list[tuple[Subscription, Assignment]]:
-        """Each member's subscription and assignment, decoded on their text's first occurrence."""
-        subscriptions, assignments = self.subscriptions, self.assignments
-        out = []
+    def rows(self, members: list[_Member], consumer: bool) -> tuple[list[dict[str, Any]], list[_Later]]:
+        """What :func:`_member` makes of each member, each subscription and assignment text decoded on its first
+        occurrence. A consumer member whose subscription or assignment is not decoded JSON (base64, null) gets a
+        row without them, listed for :meth:`finish`: what reads them may report, and nothing is reported before
+        the whole record is taken (a later member can still send it to the general path).
+
+        One loop builds each row in one dict display, its strings interned: this runs once per member of every
+        snapshot, the bulk of a dump.
+        """
+        subscriptions, assignments, intern = self.subscriptions, self.assignments, sys.intern
+        rows = []
+        later: list[_Later] = []
         for m in members:
             text = bytes(m.subscription)
             sub = subscriptions.get(text, _UNSEEN)
@@ -447,46 +462,67 @@ class _GroupMetadataReader:
             assigned = assignments.get(text, _UNSEEN)
             if assigned is _UNSEEN:
                 assigned = assignments[text] = self.assignment(text)
-            out.append((sub, assigned))
-        return out
-
-    def members(self, value: _GroupMetadata, parts: list[tuple[Subscription, Assignment]], consumer: bool,
-                bad: Bad) -> list[dict[str, Any]]:
-        """What :func:`_member` makes of each member."""
-        intern = sys.intern
-        rows = []
-        for m, (sub, assigned) in zip(value.members or [], parts, strict=True):
             instance, client, host = m.group_instance_id, m.client_id, m.client_host
+            if instance is not None:
+                instance = intern(instance)
+            if client is not None:
+                client = intern(client)
+            if host is not None:
+                host = intern(host)
+            if consumer and sub.__class__ is tuple and assigned.__class__ is list:
+                topics, owned, generation, rack = sub
+                rows.append({
+                    "member_id": intern(m.member_id), "group_instance_id": instance, "client_id": client,
+                    "client_host": host, "rack_id": rack, "session_timeout_ms": m.session_timeout,
+                    "rebalance_timeout_ms": m.rebalance_timeout, "topics": topics, "owned": owned,
+                    "generation": generation, "assignment": assigned,
+                })
+                continue
             row: dict[str, Any] = {
-                "member_id": intern(m.member_id), "group_instance_id": None if instance is None else intern(instance),
-                "client_id": None if client is None else intern(client),
-                "client_host": None if host is None else intern(host), "rack_id": None,
-                "session_timeout_ms": m.session_timeout, "rebalance_timeout_ms": m.rebalance_timeout,
-                "topics": None, "owned": None, "generation": None, "assignment": None,
+                "member_id": intern(m.member_id), "group_instance_id": instance, "client_id": client,
+                "client_host": host, "rack_id": None, "session_timeout_ms": m.session_timeout,
+                "rebalance_timeout_ms": m.rebalance_timeout, "topics": None, "owned": None, "generation": None,
+                "assignment": None,
             }
-            if consumer:
-                if sub.__class__ is tuple:
-                    row["topics"], row["owned"], row["generation"], row["rack_id"] = sub
-                else:
-                    _subscription(sub, row, bad)
-                row["assignment"] = assigned if assigned.__class__ is list else assignment_tps(assigned, bad)
             rows.append(row)
-        return rows
+            if consumer:
+                later.append((row, sub, assigned))
+        return rows, later
+
+    @staticmethod
+    def finish(later: list[_Later], bad: Bad) -> None:
+        """The subscription and assignment columns of the rows :meth:`rows` left, in member order, reporting
+        what cannot be read."""
+        for row, sub, assigned in later:
+            if sub.__class__ is tuple:
+                row["topics"], row["owned"], row["generation"], row["rack_id"] = sub
+            else:
+                _subscription(sub, row, bad)
+            row["assignment"] = assigned if assigned.__class__ is list else assignment_tps(assigned, bad)
 
     def subscription(self, text: bytes) -> Subscription:
         value: _Subscription | str | None = _SUBSCRIPTION.decode(text)
         if not isinstance(value, _Subscription):
             return value
-        return self.topic_list(value.topics), self.tp_list(value.owned_partitions), value.generation_id, value.rack_id
+        return (self.topic_list(value.topics), self.partitions(value.owned_partitions), value.generation_id,
+                value.rack_id)
 
     def assignment(self, text: bytes) -> Assignment:
         value: _Assignment | str | None = _ASSIGNMENT.decode(text)
-        return self.tp_list(value.assigned_partitions) if isinstance(value, _Assignment) else value
+        return self.partitions(value.assigned_partitions) if isinstance(value, _Assignment) else value
 
     def topic_list(self, topics: tuple[str, ...]) -> list[str]:
         found = self.topic_lists.get(topics)
         if found is None:
             found = self.topic_lists[topics] = [sys.intern(t) for t in topics]
+        return found
+
+    def partitions(self, raw: msgspec.Raw) -> list[dict[str, Any]]:
+        """The tps of a ``[{"topic": t, "partitions": [0, 1]}]`` text, decoded on its first occurrence."""
+        text = bytes(raw)
+        found = self.tp_lists.get(text)
+        if found is None:
+            found = self.tp_lists[text] = self.tp_list(_PARTITIONS.decode(text))
         return found
 
     def tp_list(self, groups: tuple[_TopicPartitions, ...]) -> list[dict[str, Any]]:
@@ -495,9 +531,11 @@ class _GroupMetadataReader:
             row = self.tps.get(group.topic)
             if row is None:
                 row = self.tps[group.topic] = {}
+            size = len(found)
             try:
-                found += list(map(row.__getitem__, group.partitions))  # no Python frame per group
-            except KeyError:  # a partition not seen yet in this input
+                found.extend(map(row.__getitem__, group.partitions))  # no Python frame, no list per group
+            except KeyError:  # a partition not seen yet in this input: start the group again
+                del found[size:]
                 topic = sys.intern(group.topic)
                 found += [row.get(p) or row.setdefault(p, {"topic": topic, "partition": p}) for p in group.partitions]
         return found
@@ -612,9 +650,10 @@ class _Parser:
         read = self.fast.read(key_text)
         if read is None:
             return None
-        group, value, parts = read
+        group, value, members, later = read
+        if later:
+            self.fast.finish(later, self.bad)
         protocol_type = value.protocol_type or None
-        members = self.fast.members(value, parts, protocol_type == "consumer", self.bad)
         return _metadata_events(self.base(offset, group, "classic"), ts, members, protocol_type, value.generation,
                                 value.protocol, value.leader, value.current_state_timestamp)
 

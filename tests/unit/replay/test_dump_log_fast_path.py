@@ -197,6 +197,23 @@ def test_tps_and_lists_are_shared_within_an_input() -> None:
                                       {"topic": "t2", "partition": 1}]
 
 
+def test_a_partition_list_text_is_read_once_whether_owned_or_assigned() -> None:
+    partitions = [{"topic": "t1", "partitions": [0, 2]}, {"topic": "t2", "partitions": [1]}]
+    # t1's partition 0 is known before the list is read, 2 is not: the group is started again, not repeated
+    first = member_json("c-1", assignment={"assignedPartitions": [{"topic": "t1", "partitions": [0]}],
+                                           "userData": None})
+    second = member_json("c-2", subscription={"topics": ["t1", "t2"], "userData": None,
+                                              "ownedPartitions": partitions, "generationId": 4, "rackId": None},
+                         assignment={"assignedPartitions": partitions, "userData": None})
+    events, report = parse([record(value_json(first, second))])
+    rows = next(e for e in events if e["event_type"] == "GENERATION_SNAPSHOT")["members"]
+    assert rows[1]["owned"] is rows[1]["assignment"]  # the same text, whitespace and all
+    assert rows[1]["assignment"] == [{"topic": "t1", "partition": 0}, {"topic": "t1", "partition": 2},
+                                     {"topic": "t2", "partition": 1}]
+    assert rows[1]["assignment"][0] is rows[0]["assignment"][0]
+    assert not report["reasons"]
+
+
 def interned(value: str) -> bool:
     return sys.intern("".join(list(value))) is value  # a fresh copy interns to this very object
 
