@@ -8,7 +8,7 @@ subscriptions equal) and the general builder. Iteration follows the leader's mem
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from operator import itemgetter
@@ -100,10 +100,20 @@ class AbstractStickyAssignor(ABC):
 
     def assign(self, cluster: ClusterView, group: GroupSubscription) -> dict[str, Assignment]:
         with gc_paused() as sized:
-            members = member_hash_order(group)
-            topics = topic_metadata(cluster, group, members)
-            sized(sum(map(len, topics.ids.values())))
-            return wrap(group, self.assign_partitions(topics.partitions, group, members, partition_ids=topics.ids))
+            return wrap(group, self._lists(cluster, group, sized))
+
+    def assign_lists(self, cluster: ClusterView, group: GroupSubscription) -> Mapping[str, Sequence[TopicPartition]]:
+        """:meth:`assign` as each member's partition list, without the ``Assignment`` wrappers (a member
+        may be missing: it gets nothing). The replay's what-if runs thousands of small assignments and
+        reads the lists only. The lists are the caller's."""
+        with gc_paused() as sized:
+            return self._lists(cluster, group, sized)
+
+    def _lists(self, cluster: ClusterView, group: GroupSubscription, sized: Callable[[int], None]) -> Lists:
+        members = member_hash_order(group)
+        topics = topic_metadata(cluster, group, members)
+        sized(sum(map(len, topics.ids.values())))
+        return self.assign_partitions(topics.partitions, group, members, partition_ids=topics.ids)
 
     def assign_partitions(
         self,
