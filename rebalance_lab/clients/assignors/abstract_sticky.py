@@ -153,10 +153,11 @@ class AbstractStickyAssignor(ABC):
         matching: tuple[str, ...] | None = None  # the last subscription found equal to ``topics``
         claims: list[tuple[str, tuple[TopicPartition, ...], int]] = []
         # consumerToOwnedPartitions is a fresh HashMap filled in subscriptions order.
-        for member in string_hash_order(members):
-            result.owned[member] = []
+        result.owned = {member: [] for member in string_hash_order(members)}
+        subscriptions, read, member_data = group.members, result.data, self.member_data
+        max_generation = self.max_generation  # kept in a local for the loop (member_data does not read it)
         for member in members:
-            sub = group.members[member]
+            sub = subscriptions[member]
             if not topics:
                 topics.update(sub.topics)  # "if empty", so an empty first subscription fixes nothing (Q1)
             elif result.all_equal and sub.topics != matching:
@@ -164,11 +165,13 @@ class AbstractStickyAssignor(ABC):
                     matching = sub.topics
                 else:
                     result.all_equal = False
-            data = result.data[member] = self.member_data(sub)
+            data = read[member] = member_data(sub)
             generation = DEFAULT_GENERATION if data.generation is None else data.generation
-            self.max_generation = max(self.max_generation, generation)
+            if generation > max_generation:
+                max_generation = generation
             if data.partitions:
                 claims.append((member, data.partitions, generation))
+        self.max_generation = max_generation
         # The claims touch nothing but ``result``: settled after the loop, in member order as Java does.
         self._settle_claims(claims, ppt, group, result)
         return result
