@@ -52,12 +52,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from itertools import chain
 from operator import itemgetter
-from typing import Any
+from typing import Any, Protocol
 
-from rebalance_lab.clients.assignors import AssignorError, get_assignor
+from rebalance_lab.clients.assignors import ASSIGNORS as ASSIGNOR_CLASSES
+from rebalance_lab.clients.assignors import AssignorError
 from rebalance_lab.clients.assignors.common import topic_partition_key
 from rebalance_lab.clients.assignors.java_hashmap import native_order_is_java
-from rebalance_lab.clients.assignors.types import Assignor, ClusterView, GroupSubscription, Subscription, TopicPartition
+from rebalance_lab.clients.assignors.types import ClusterView, GroupSubscription, Subscription, TopicPartition
 from rebalance_lab.protocol.consumer_protocol import encode_cooperative_user_data
 from rebalance_lab.replay.episodes import Episode, Facts
 from rebalance_lab.replay.static import identity, instance_id
@@ -75,6 +76,13 @@ _topic_of = itemgetter(0)
 
 class WhatIfError(ValueError):
     pass
+
+
+class ListAssignor(Protocol):
+    """An assignor as the what-if calls it: each member's list, without ``Assignment`` wrappers."""
+
+    def assign_lists(self, cluster: ClusterView, group: GroupSubscription) -> Mapping[str, Sequence[TopicPartition]]:
+        ...
 
 
 @dataclass(frozen=True)
@@ -126,9 +134,11 @@ def mode_of(assignor: str, static: bool) -> str:
 
 def _as_received(parts: Sequence[TopicPartition]) -> tuple[TopicPartition, ...]:
     """The list a member decodes: grouped by topic in first-appearance order (``serializeAssignment``)."""
+    if len(parts) < 3:  # two partitions are always grouped
+        return tuple(parts)
     topics: dict[str, list[TopicPartition]] = {}
     for tp in parts:
-        topics.setdefault(tp.topic, []).append(tp)
+        topics.setdefault(tp[0], []).append(tp)  # tp[0]: the topic, without the named field's lookup
     return tuple(parts) if len(topics) <= 1 else tuple(chain.from_iterable(topics.values()))
 
 
@@ -192,7 +202,7 @@ class Chain:
     spec: Spec
     state: dict[str, SimMember] = field(default_factory=dict)
     by_identity: dict[str, SimMember] = field(default_factory=dict)
-    assignors: dict[tuple[str, str], Assignor] = field(default_factory=dict)
+    assignors: dict[tuple[str, str], ListAssignor] = field(default_factory=dict)
     alias: dict[int, int] = field(default_factory=dict)  # recorded generation -> what-if round number
 
     def identity(self, m: Member) -> str:
@@ -216,57 +226,77 @@ class Chain:
         return self.alias.get(recorded, recorded)
 
     def subscription(self, m: Member, assignor: str) -> Subscription:
-        st = self.lookup(m)
-        if st is None:
-            recorded = m.sub_generation
-            gen = recorded if recorded is not None and recorded >= 0 else None
-            # range/roundrobin never send a member's past: its recorded owned partitions are not even read
-            plain = assignor not in COOPERATIVE_PROTOCOLS and assignor != "sticky"
-            last, last_gen = () if plain else _topic_partitions(m.owned or ()), gen
-            owned = last
-        else:
-            gen = self.protocol_generation(st, m.sub_generation)
-            last, last_gen = st.received, st.assigned_gen
-            owned = last if gen is not None else ()  # a reset generation loses its partitions
-        topics = m.topics or ()
-        instance = instance_id(m) if self.spec.static else m.group_instance_id
-        if assignor in COOPERATIVE_PROTOCOLS:
-            data = _cooperative_user_data(last_gen if last_gen is not None else -1)
-            return _subscription(topics, data, _wire_order(owned), gen, m.rack_id, instance)
-        user_data = None
-        if assignor == "sticky" and (st is not None or last):
-            user_data = sticky_user_data(last, last_gen)
-        return _subscription(topics, user_data, (), gen, m.rack_id, instance)
+        return self.subscriptions([m], assignor)[m.member_id]
 
-    def assignor_for(self, leader: str | None, name: str) -> Assignor:
+    def subscriptions(self, members: list[Member], assignor: str) -> dict[str, Subscription]:
+        """Each member's subscription (by member id, in ``members`` order); the per-assignor choices are
+        made once per round, not once per member."""
+        static = self.spec.static
+        cooperative = assignor in COOPERATIVE_PROTOCOLS
+        sticky = assignor == "sticky"
+        # range/roundrobin never send a member's past: its recorded owned partitions are not even read
+        plain = not cooperative and not sticky
+        state_get = self.state.get
+        subs: dict[str, Subscription] = {}
+        for m in members:
+            st = state_get(m.member_id)
+            if st is None and (static or m.group_instance_id is not None):
+                st = self.lookup(m)
+            if st is None:
+                recorded = m.sub_generation
+                gen = recorded if recorded is not None and recorded >= 0 else None
+                last, last_gen = () if plain else _topic_partitions(m.owned or ()), gen
+                owned = last
+            else:
+                gen = self.protocol_generation(st, m.sub_generation)
+                last, last_gen = st.received, st.assigned_gen
+                owned = last if gen is not None else ()  # a reset generation loses its partitions
+            topics = m.topics or ()
+            instance = instance_id(m) if static else m.group_instance_id
+            if cooperative:
+                data = _cooperative_user_data(last_gen if last_gen is not None else -1)
+                subs[m.member_id] = _subscription(topics, data, _wire_order(owned), gen, m.rack_id, instance)
+                continue
+            user_data = None
+            if sticky and (st is not None or last):
+                user_data = sticky_user_data(last, last_gen)
+            subs[m.member_id] = _subscription(topics, user_data, (), gen, m.rack_id, instance)
+        return subs
+
+    def assignor_for(self, leader: str | None, name: str) -> ListAssignor:
         key = (leader or "", name)
         found = self.assignors.get(key)
         if found is None:
-            found = self.assignors[key] = get_assignor(name)
+            found = self.assignors[key] = ASSIGNOR_CLASSES[name]()
         return found
 
     def run(self, members: list[Member], counts: Mapping[str, int], number: int, leader: Member | None,
             assignor: str) -> Round | None:
         """One round; None when the assignor throws (as Java's would, e.g. no partitions for anyone)."""
-        subs = {m.member_id: self.subscription(m, assignor) for m in members}
-        owned_before = set(chain.from_iterable(sub.owned_partitions for sub in subs.values()))
+        subs = self.subscriptions(members, assignor)
+        owned_before: set[TopicPartition] = set()
+        if assignor in COOPERATIVE_PROTOCOLS:  # eager members own nothing
+            owned_before.update(chain.from_iterable(sub.owned_partitions for sub in subs.values()))
         leader_key = self.identity(leader) if leader is not None else None
         try:
-            result = self.assignor_for(leader_key, assignor).assign(
+            lists = self.assignor_for(leader_key, assignor).assign_lists(
                 _cluster(tuple(sorted(counts.items()))), GroupSubscription(subs))
         except AssignorError:
             return None
-        # Over one topic every list is grouped already (the assignors return tuples: tuple() is free).
+        # Over one topic every list is grouped already.
         regroup = _as_received if len(counts) > 1 else tuple
-        received = {m: regroup(result[m].partitions) if m in result else () for m in subs}
+        empty: tuple[TopicPartition, ...] = ()
+        received = {m: regroup(lists.get(m, empty)) for m in subs}
         withheld = owned_before.difference(*received.values()) if owned_before else owned_before
-        self.state = {}
+        state: dict[str, SimMember] = {}
+        by_identity = self.by_identity
         keys: dict[str, str] = {}
+        static = self.spec.static
         for m in members:
-            sim = SimMember(received[m.member_id], number, number, self.identity(m))
-            self.state[m.member_id] = sim
-            self.by_identity[sim.key] = sim
-            keys[m.member_id] = sim.key
+            member_id = m.member_id
+            key = keys[member_id] = identity(m, static)
+            state[member_id] = by_identity[key] = SimMember(received[member_id], number, number, key)
+        self.state = state
         return Round(members, keys, received, withheld)
 
     def forget(self) -> None:

@@ -8,7 +8,7 @@ subscriptions equal) and the general builder. Iteration follows the leader's mem
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from operator import itemgetter
@@ -100,10 +100,20 @@ class AbstractStickyAssignor(ABC):
 
     def assign(self, cluster: ClusterView, group: GroupSubscription) -> dict[str, Assignment]:
         with gc_paused() as sized:
-            members = member_hash_order(group)
-            topics = topic_metadata(cluster, group, members)
-            sized(sum(map(len, topics.ids.values())))
-            return wrap(group, self.assign_partitions(topics.partitions, group, members, partition_ids=topics.ids))
+            return wrap(group, self._lists(cluster, group, sized))
+
+    def assign_lists(self, cluster: ClusterView, group: GroupSubscription) -> Mapping[str, Sequence[TopicPartition]]:
+        """:meth:`assign` as each member's partition list, without the ``Assignment`` wrappers (a member
+        may be missing: it gets nothing). The replay's what-if runs thousands of small assignments and
+        reads the lists only. The lists are the caller's."""
+        with gc_paused() as sized:
+            return self._lists(cluster, group, sized)
+
+    def _lists(self, cluster: ClusterView, group: GroupSubscription, sized: Callable[[int], None]) -> Lists:
+        members = member_hash_order(group)
+        topics = topic_metadata(cluster, group, members)
+        sized(sum(map(len, topics.ids.values())))
+        return self.assign_partitions(topics.partitions, group, members, partition_ids=topics.ids)
 
     def assign_partitions(
         self,
@@ -143,10 +153,11 @@ class AbstractStickyAssignor(ABC):
         matching: tuple[str, ...] | None = None  # the last subscription found equal to ``topics``
         claims: list[tuple[str, tuple[TopicPartition, ...], int]] = []
         # consumerToOwnedPartitions is a fresh HashMap filled in subscriptions order.
-        for member in string_hash_order(members):
-            result.owned[member] = []
+        result.owned = {member: [] for member in string_hash_order(members)}
+        subscriptions, read, member_data = group.members, result.data, self.member_data
+        max_generation = self.max_generation  # kept in a local for the loop (member_data does not read it)
         for member in members:
-            sub = group.members[member]
+            sub = subscriptions[member]
             if not topics:
                 topics.update(sub.topics)  # "if empty", so an empty first subscription fixes nothing (Q1)
             elif result.all_equal and sub.topics != matching:
@@ -154,11 +165,13 @@ class AbstractStickyAssignor(ABC):
                     matching = sub.topics
                 else:
                     result.all_equal = False
-            data = result.data[member] = self.member_data(sub)
+            data = read[member] = member_data(sub)
             generation = DEFAULT_GENERATION if data.generation is None else data.generation
-            self.max_generation = max(self.max_generation, generation)
+            if generation > max_generation:
+                max_generation = generation
             if data.partitions:
                 claims.append((member, data.partitions, generation))
+        self.max_generation = max_generation
         # The claims touch nothing but ``result``: settled after the loop, in member order as Java does.
         self._settle_claims(claims, ppt, group, result)
         return result

@@ -107,9 +107,13 @@ class RangeAssignor:
         self.prefer_rack_aware_logic = prefer_rack_aware_logic
 
     def assign(self, cluster: ClusterView, group: GroupSubscription) -> dict[str, Assignment]:
+        return wrap(group, self.assign_lists(cluster, group))
+
+    def assign_lists(self, cluster: ClusterView, group: GroupSubscription) -> Lists:
+        """:meth:`assign` as each member's partition list, without the ``Assignment`` wrappers."""
         members = member_hash_order(group)
         topics = topic_metadata(cluster, group, members)
-        return wrap(group, self.assign_partitions(topics.partitions, group, members, partition_ids=topics.ids))
+        return self.assign_partitions(topics.partitions, group, members, partition_ids=topics.ids)
 
     def assign_partitions(
         self,

@@ -29,6 +29,10 @@ class RoundRobinAssignor:
         self.prefer_rack_aware_logic = prefer_rack_aware_logic
 
     def assign(self, cluster: ClusterView, group: GroupSubscription) -> dict[str, Assignment]:
+        return wrap(group, self.assign_lists(cluster, group))
+
+    def assign_lists(self, cluster: ClusterView, group: GroupSubscription) -> dict[str, list[TopicPartition]]:
+        """:meth:`assign` as each member's partition list, without the ``Assignment`` wrappers."""
         members = member_hash_order(group)
         counts = {t: len(metas) for t, metas in partitions_per_topic(cluster, group, members).items()}
         # MemberInfo list is built in subscriptions-HashMap order, then stably sorted.
@@ -45,7 +49,7 @@ class RoundRobinAssignor:
             n = len(ring)
             for j, member in enumerate(ring):
                 lists[member].extend(partitions[j::n])
-            return wrap(group, lists)
+            return lists
         cursor = 0
         for tp in partitions:
             # Skip members not subscribed to the topic; the cursor carries across topics.
@@ -53,7 +57,7 @@ class RoundRobinAssignor:
                 cursor = (cursor + 1) % len(ring)
             lists[ring[cursor]].append(tp)
             cursor = (cursor + 1) % len(ring)
-        return wrap(group, lists)
+        return lists
 
 
 def _all_partitions_sorted(counts: dict[str, int], group: GroupSubscription) -> list[TopicPartition]:

@@ -71,8 +71,9 @@ class ConstrainedBuilder:
         if self._is_fresh():
             self._deal_fresh()
             return self.assignment
+        keep_owned = self._keep_owned
         for consumer, partitions in self.owned.items():
-            self._keep_owned(consumer, partitions)
+            keep_owned(consumer, partitions)
         unassigned = self._unassigned()
         # Collections.sort on member ids: Java String order.
         self.under.sort(key=java_str_key)
@@ -123,7 +124,7 @@ class ConstrainedBuilder:
     def _keep_owned(self, consumer: str, partitions: list[TopicPartition]) -> None:
         """Keep up to min/maxQuota owned partitions; the surplus is "maybe revoked"."""
         kept: list[TopicPartition] = []
-        if not self.racks.enabled:  # racks_mismatch is always False then
+        if not self.racks.consumer_racks:  # not enabled: racks_mismatch is always False then
             kept = list(partitions)
         else:
             for tp in partitions:
@@ -148,10 +149,11 @@ class ConstrainedBuilder:
                 self.exact.append(consumer)
 
     def _keep(self, consumer: str, kept: list[TopicPartition], count: int) -> None:
-        self.assignment[consumer].extend(kept[:count])
-        self.assigned.extend(kept[:count])
-        for tp in kept[count:]:
-            self.maybe_revoked[tp] = consumer
+        if count < len(kept):
+            self.maybe_revoked.update(dict.fromkeys(kept[count:], consumer))
+            kept = kept[:count]
+        self.assignment[consumer].extend(kept)
+        self.assigned.extend(kept)
 
     def _unassigned(self) -> list[TopicPartition]:
         """All partitions (topics by name, indexes 0..count-1) minus the kept ones, by Java's

@@ -6,7 +6,6 @@ from collections.abc import Sequence
 
 from rebalance_lab.clients.assignors.common import (
     PartitionsPerTopic,
-    consumer_rack,
     replica_racks,
     use_rack_aware_assignment,
 )
@@ -27,9 +26,10 @@ class RackInfo:
         prefer_rack_aware_logic: bool,
     ) -> None:
         consumers_by_rack: dict[str, list[str]] = {}
+        subscriptions = group.members
         for m in members:
-            rack = consumer_rack(group.members[m])
-            if rack is not None:
+            rack = subscriptions[m].rack_id
+            if rack:  # consumer_rack inlined: an empty rack is none
                 consumers_by_rack.setdefault(rack, []).append(m)
         if not consumers_by_rack:  # what the general case below comes to without consumer racks
             self.consumer_racks: dict[str, str] = {}

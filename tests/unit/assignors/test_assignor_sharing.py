@@ -5,9 +5,16 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rebalance_lab.clients.assignors import ASSIGNORS
 from rebalance_lab.clients.assignors.common import SHARED_PARTITIONS, shared_partitions, topic_partitions
 from rebalance_lab.clients.assignors.java_hashmap import string_hash, to_int32
-from rebalance_lab.clients.assignors.types import ClusterView, PartitionMeta
+from rebalance_lab.clients.assignors.types import (
+    ClusterView,
+    GroupSubscription,
+    PartitionMeta,
+    Subscription,
+    TopicPartition,
+)
 
 
 def _java_hash_by_units(text: str) -> int:
@@ -45,3 +52,17 @@ def test_rackless_views_of_equal_counts_are_equal() -> None:
     assert view.topics["a"] == (PartitionMeta(0), PartitionMeta(1), PartitionMeta(2))
     assert view.topics["b"] == view.topics["a"]
     assert [meta.partition for meta in view.topics["c"]] == list(range(2000))
+
+
+def test_assign_lists_gives_each_member_the_partitions_assign_wraps() -> None:
+    view = ClusterView.of_counts({"t": 7, "u": 3})
+    owned = (TopicPartition("t", 0), TopicPartition("u", 2))
+    group = GroupSubscription({
+        "m-b": Subscription(("t", "u"), owned_partitions=owned, generation_id=3),
+        "m-a": Subscription(("t",), generation_id=3),
+        "m-c": Subscription(("t", "u")),
+    })
+    for cls in ASSIGNORS.values():
+        wrapped = cls().assign(view, group)
+        lists = cls().assign_lists(view, group)
+        assert {m: tuple(lists.get(m, ())) for m in group.members} == {m: a.partitions for m, a in wrapped.items()}
