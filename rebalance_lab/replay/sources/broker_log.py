@@ -4,10 +4,11 @@ Both coordinators are read: the Scala one (``kafka.coordinator.group.GroupCoordi
 prefix ``[GroupCoordinator <id>]: ``, Kafka 1.1-3.9) and the Java one
 (``org.apache.kafka.coordinator.group.GroupMetadataManager``, prefix ``[GroupCoordinator
 id=<id> topic=__consumer_offsets partition=<p>] ``, opt-in 3.7, default 4.x), with the older
-texts §2.2 lists. Each line goes through: the log4j envelope ``[%d] %p %m (%c)`` (sliced, not
-regex-matched), the logger filter, the prefix (broker id and, for Java, the offsets partition;
-parsed once per distinct prefix), a literal classification on the body's first word plus one
-``in`` test, and then exactly ONE regex for that kind (§6.3/§6.4: no chain of regexes).
+texts §2.2 lists. Each line goes through: the log4j envelope ``[%d] %p %m (%c)`` (its head by
+one regex, the time only sliced until a line yields an event; the tail sliced), the logger
+filter, the prefix (broker id and, for Java, the offsets partition; parsed once per distinct
+prefix), a literal classification on the body's first word plus one ``in`` test,
+and then exactly ONE regex for that kind (§6.3/§6.4: no chain of regexes).
 Timestamps are broker-local without a zone and are converted with ``ctx.tz`` (:class:`LocalClock`).
 
 Mapping (``generation`` is the generation produced/observed; every event has ``ts_kind`` ``log_line``):
