@@ -306,3 +306,24 @@ def test_clock_reads_log4j_and_iso_times() -> None:
     assert clock.any("2025-07-01 10:00:00.5") == us("2025-07-01 10:00:00.500", "Europe/Berlin")
     for bad in ("2025-02-30 00:00:00,000", "2025-03-01 10:00:00,0x4", "2025-03-01 24:00:00,000", "yesterday"):
         assert clock.any(bad) is None, bad
+
+
+@pytest.mark.parametrize("zone", ["UTC", "Europe/Berlin", "Australia/Lord_Howe", "Asia/Kolkata"])
+def test_clock_minute_cache_converts_like_a_fresh_clock(zone: str) -> None:
+    # Seconds of a cached minute skip the validation and the hour lookup: they must convert (and reject bad
+    # seconds) exactly as a clock that never saw the minute, also around DST changes (Lord Howe: 30 minutes).
+    # The hours go forward, so the fold rule (which looks back at the previous second) agrees with a fresh clock.
+    clock = LocalClock(zone)
+    for day in ("2025-03-30 02", "2025-04-06 01", "2025-10-05 02", "2025-10-26 01", "2025-10-26 02"):
+        for minute in ("00", "29", "59"):
+            for second in ("00", "07", "59", "60", "6x", "7"):
+                key = f"{day}:{minute}:{second}"
+                assert clock.wall(key) == LocalClock(zone).wall(key), key
+
+
+def test_clock_minute_cache_leaves_a_repeated_hour_to_the_fold_rule() -> None:
+    clock = LocalClock("Europe/Berlin")
+    assert clock.wall("2025-10-26 02:00:00") == us("2025-10-26 02:00:00.000", "Europe/Berlin") // 1_000_000
+    clock.wall("2025-10-26 02:59:00")
+    # Back an hour: the log entered the repeated hour, although the minute 02:00 was converted before.
+    assert clock.wall("2025-10-26 02:00:07") == us("2025-10-26 02:00:07.000", "Europe/Berlin", fold=1) // 1_000_000
