@@ -163,13 +163,17 @@ class _Step:
             self.cluster_id, self.group_id, self.generation, self.t_start, self.t_sync)
         kept = 0
         unowned = self.unowned  # added to row by row, as handed() does (float addition is not associative)
+        usual_gap = (t_sync - t_start) / 1000.0  # of a partition revoked at the episode start (not released)
         for tp in assignment:
             old = owner_of(tp)
             if old is None:
                 self.row(tp, None, new, None, t_sync)  # (no gap: unowned unchanged)
             elif old.key != key:
-                revoked = released.pop(tp, t_start) if released else t_start
-                gap = (t_sync - revoked) / 1000.0
+                if released and tp in released:
+                    revoked = released.pop(tp)
+                    gap = (t_sync - revoked) / 1000.0
+                else:
+                    revoked, gap = t_start, usual_gap
                 append((cluster_id, group_id, generation, tp[0], tp[1], old.member_id, new_id, old.key in keys,
                         revoked, t_sync, gap))
                 unowned += gap
