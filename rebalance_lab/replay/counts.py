@@ -58,13 +58,15 @@ class Inferred:
 
     def __init__(self) -> None:
         self.seen: dict[str, int] = {}
-        self._added: set[tuple[tuple[str, int], ...]] = set()
+        self._added: dict[int, tuple[tuple[str, int], ...]] = {}
 
     def add(self, partitions: tuple[tuple[str, int], ...]) -> None:
-        # a member usually keeps its list for many generations: an equal list adds nothing new
-        if partitions in self._added:
+        # A member usually keeps its list for many generations, as one shared tuple (the fold's PartitionLists):
+        # a tuple already added adds nothing new. Recognised by identity, not hashed (the entry keeps it alive, so
+        # its id is not reused); an equal tuple of its own is added again, to the same effect.
+        if id(partitions) in self._added:
             return
-        self._added.add(partitions)
+        self._added[id(partitions)] = partitions
         seen = self.seen
         for topic, partition in partitions:
             if partition >= seen.get(topic, 0):

@@ -193,10 +193,13 @@ def loads_of(assignment: dict[str, tuple[TP, ...]] | None) -> tuple[int, int, fl
     return max(sizes), min(sizes), cv
 
 
-def count_moves(before: Owners, after_members: list[Member], before_members: list[Member] | None) -> int:
-    """Partitions whose owner changed between two members both present after (departed owners excluded)."""
+def count_moves(before: Owners, after_members: list[Member], before_members: list[Member] | None,
+                after_keys: set[str] | None = None) -> int:
+    """Partitions whose owner changed between two members both present after (departed owners excluded);
+    ``after_keys``: the after members' keys, when the caller has them."""
     previous = {m.key: m.assignment for m in before_members or ()}
-    after_keys = {m.key for m in after_members}
+    if after_keys is None:
+        after_keys = {m.key for m in after_members}
     moved = 0
     owner_of = before.get
     for new in after_members:
@@ -245,7 +248,7 @@ def facts(ep: Episode, after_counts: dict[str, int] | None) -> Facts:
     moved = revoked = None
     if owners_before is not None and owners_after is not None and members_after is not None:
         keys = {m.key for m in members_after}
-        moved = count_moves(owners_before, members_after, members_before)
+        moved = count_moves(owners_before, members_after, members_before, keys)
         revoked = count_revoked(owners_before, owners_after, keys, ep.protocol in COOPERATIVE_PROTOCOLS)
     total = partitions_total(after, after_counts) if after is not None else None
     return Facts(members_before, members_after, owners_before, owners_after, total, moved, revoked,

@@ -63,8 +63,10 @@ def _ids(events: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _generation_row(base: dict[str, Any], g: Generation) -> dict[str, Any]:
+    # the ids (base: _ids) spelled out, not **base: a literal of constant keys is built in one presized step
     return {
-        **base, "generation": g.generation, "group_kind": g.group_kind, "episode_id": g.episode_id,
+        "cluster_id": base["cluster_id"], "group_id": base["group_id"], "generation": g.generation,
+        "group_kind": g.group_kind, "episode_id": g.episode_id,
         "t_prepare": g.t_prepare, "t_join_done": g.t_join_done, "t_sync_done": g.t_sync_done,
         "leader_id": g.leader_id, "protocol_type": g.protocol_type, "protocol": g.protocol,
         "n_members": g.n_members, "n_static": g.n_static, "members": g.member_rows,
@@ -119,8 +121,9 @@ Trigger = tuple[str | None, str | None]
 def _episode_row(base: dict[str, Any], ep: Episode, f: Facts, moves: Transitions, trigger: Trigger) -> dict[str, Any]:
     first = next((g for g in ep.gens if g.completed), None)  # the first completed generation
     change = _diff(f.members_before, f.members_after)
-    return {
-        **base, "episode_id": ep.episode_id, "first_gen": ep.gens[0].generation, "last_gen": ep.gens[-1].generation,
+    return {  # (the ids spelled out, as in _generation_row)
+        "cluster_id": base["cluster_id"], "group_id": base["group_id"], "episode_id": ep.episode_id,
+        "first_gen": ep.gens[0].generation, "last_gen": ep.gens[-1].generation,
         "n_generations": len(ep.gens), "t_start": ep.t_start, "t_end": ep.t_end,
         "join_ms": _ms(ep.t_start, first.t_join_done) if first is not None else None,
         "sync_ms": _ms(first.t_join_done, first.t_sync_done) if first is not None else None,

@@ -154,6 +154,36 @@ class _Step:
         ))
         self.unowned += gap
 
+    def untimed(self, new: Member, assignment: tuple[TP, ...], last: Owners, released: dict[TP, int]) -> int:
+        """The rows of ``new``'s partitions when there are no client logs (the common case), written here without
+        :meth:`handed`'s per-partition calls: a partition handed over was revoked when it was released, else at the
+        episode start, and assigned at the sync. Returns how many partitions ``new`` kept."""
+        key, new_id, keys, owner_of, append = new.key, new.member_id, self.keys, last.get, self.append
+        cluster_id, group_id, generation, t_start, t_sync = (
+            self.cluster_id, self.group_id, self.generation, self.t_start, self.t_sync)
+        kept = 0
+        unowned = self.unowned  # added to row by row, as handed() does (float addition is not associative)
+        usual_gap = (t_sync - t_start) / 1000.0  # of a partition revoked at the episode start (not released)
+        for tp in assignment:
+            old = owner_of(tp)
+            if old is None:
+                self.row(tp, None, new, None, t_sync)  # (no gap: unowned unchanged)
+            elif old.key != key:
+                if released and tp in released:
+                    revoked = released.pop(tp)
+                    gap = (t_sync - revoked) / 1000.0
+                else:
+                    revoked, gap = t_start, usual_gap
+                append((cluster_id, group_id, generation, tp[0], tp[1], old.member_id, new_id, old.key in keys,
+                        revoked, t_sync, gap))
+                unowned += gap
+            else:
+                if released:
+                    released.pop(tp, None)
+                kept += 1
+        self.unowned = unowned
+        return kept
+
     def eager_unchanged(self, count: int, unchanged: list[tuple[TP, Member]]) -> None:
         """The eager protocol revokes everything: unchanged partitions were unowned too (no row)."""
         if self.times is None:
@@ -180,6 +210,9 @@ def _step(step: _Step, owners: Owners, prev_owners: Owners, last: Owners,
             kept += len(assignment)
             if listed:
                 unchanged.extend((tp, new) for tp in assignment)
+            continue
+        if step.times is None:
+            kept += step.untimed(new, assignment, last, released)
             continue
         for tp in assignment:
             old = last.get(tp)

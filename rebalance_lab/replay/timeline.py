@@ -185,18 +185,51 @@ def tps(values: Iterable[dict[str, Any]] | None) -> tuple[TP, ...] | None:
     return tuple([(v["topic"], v["partition"]) for v in values])
 
 
-def member_of(row: dict[str, Any]) -> Member:
-    """A snapshot's (or a leader's client log) MEMBER struct."""
+class PartitionLists:
+    """Each recorded partition list converted to :data:`TP` tuples once per fold.
+
+    The parse shares one list object among the snapshot rows that record an equal list (a member
+    usually keeps its assignment for several generations, and its next subscription's owned list is
+    that assignment), and a group's unpickled events keep that sharing: about two lists in three
+    arrive again. They are recognised by identity; each entry keeps its list alive, so an id is
+    never reused while the cache exists. Equal lists also become one tuple object, which makes the
+    model's many "kept exactly its list" comparisons cheap.
+    """
+
+    __slots__ = ("_seen",)
+
+    def __init__(self) -> None:
+        self._seen: dict[int, tuple[list[dict[str, Any]], tuple[TP, ...]]] = {}
+
+    def of(self, values: list[dict[str, Any]]) -> tuple[TP, ...]:
+        found = self._seen.get(id(values))
+        if found is not None:
+            return found[1]
+        converted = tuple([(v["topic"], v["partition"]) for v in values])
+        self._seen[id(values)] = (values, converted)
+        return converted
+
+    def known(self, values: list[dict[str, Any]] | None) -> tuple[TP, ...] | None:
+        """The tuple of ``values`` if it was already converted (else None: convert it when needed)."""
+        found = self._seen.get(id(values)) if values is not None else None
+        return found[1] if found is not None else None
+
+
+def member_of(row: dict[str, Any], lists: PartitionLists | None = None) -> Member:
+    """A snapshot's (or a leader's client log) MEMBER struct; ``lists`` shares the conversions of one fold."""
     get = row.get
     topics = get("topics")
     assignment = get("assignment")
+    owned = get("owned")
     instance = get("group_instance_id")
     member_id = row["member_id"]
+    lists = lists if lists is not None else PartitionLists()
     return Member(
         member_id, instance, get("client_id"), get("client_host"), get("rack_id"), get("session_timeout_ms"),
-        tuple(topics) if topics is not None else None, get("owned"), get("generation"),
-        tuple([(v["topic"], v["partition"]) for v in assignment]) if assignment is not None else None,
+        tuple(topics) if topics is not None else None, owned, get("generation"),
+        lists.of(assignment) if assignment is not None else None,
         instance if instance is not None else member_id,
+        lists.known(owned),  # the owned list is read lazily (Member.owned), but shared when already converted
     )
 
 
@@ -216,6 +249,7 @@ class _Fold:
         self.t = Timeline(events=events, generations={})
         self.current: dict[str, Member] = {}  # membership rebuilt from member events (the fallback)
         self.last_target = 0
+        self.lists = PartitionLists()
 
     def gen(self, number: int, event: Event) -> Generation:
         g = self.t.generations.get(number)
@@ -329,7 +363,7 @@ class _Fold:
         g.has_snapshot = True
         rows = e.get("members")
         if rows is not None and _richer(g, rows):
-            g.members = [member_of(r) for r in rows]
+            g.members = [member_of(r, self.lists) for r in rows]
             g.member_rows, g.members_from = rows, "snapshot"
             g.n_members = len(rows)
             g.n_static = sum(1 for r in rows if r.get("group_instance_id") is not None)
@@ -350,7 +384,7 @@ class _Fold:
         _fill(g, e)
         rows = e.get("members")
         if rows and (g.members is None or g.members_from == "events"):
-            g.members = [member_of(r) for r in rows]
+            g.members = [member_of(r, self.lists) for r in rows]
             g.member_rows, g.members_from = rows, "client"
             if g.n_members is None:
                 g.n_members = len(rows)
