@@ -91,7 +91,7 @@ def parts_batch(parts: Iterable[Part]) -> pa.RecordBatch:
     return pa.RecordBatch.from_pylist(rows, schema=PARTS_SCHEMA)
 
 
-def parts_of(table: pa.Table) -> list[Part]:
+def parts_of(table: pa.Table | pa.RecordBatch) -> list[Part]:
     return [Part(**row) for row in table.to_pylist()]
 
 

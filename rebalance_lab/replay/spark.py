@@ -334,10 +334,8 @@ def _parse_and_replay(run: _Run, files: list[str], settings: tasks.ParseSettings
         written = _replay(run, _parse(run, files, sizes, settings, reports), whatif, partitions)
     parse_report = tasks.merge_reports(reports.value)
     with run.phase("commit"):
-        events = [part for part in written if part.table == tasks.EVENTS_TABLE]
-        parts.commit(run.out, events, {tasks.EVENTS_TABLE: ev.ARROW_SCHEMA})
-        rows = parts.commit(run.out, [part for part in written if part.table != tasks.EVENTS_TABLE],
-                            tasks.OUTPUT_TABLES)
+        rows = parts.commit(run.out, written, {tasks.EVENTS_TABLE: ev.ARROW_SCHEMA, **tasks.OUTPUT_TABLES})
+        del rows[tasks.EVENTS_TABLE]  # the parse report counts the events
     if events_jsonl:
         with run.phase("events-jsonl"):
             _write_events_jsonl(run)

@@ -297,8 +297,7 @@ def _clustered(batches: Iterable[pa.RecordBatch], carried: list[Part]
     done: set[tuple[str, str]] = set()
     for batch in batches:
         if batch.column("path").null_count < batch.num_rows:
-            carried.extend(parts_of(pa.Table.from_batches([batch]).filter(pc.is_valid(batch.column("path")))
-                                    .select(PARTS_SCHEMA.names)))
+            carried.extend(parts_of(batch.filter(pc.is_valid(batch.column("path"))).select(PARTS_SCHEMA.names)))
         rows = zip(batch.column("cluster_id").to_pylist(), batch.column("group_id").to_pylist(),
                    batch.column("events").to_pylist(), strict=True)
         for cluster, group, blob in rows:
