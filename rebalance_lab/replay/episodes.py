@@ -73,6 +73,11 @@ class Episode:
                 return g.protocol
         return None
 
+    @property
+    def cooperative(self) -> bool:
+        """Only partitions that change owner are revoked: cooperative-sticky, and every KIP-848 group."""
+        return self.gens[0].kip848 or self.protocol in COOPERATIVE_PROTOCOLS
+
 
 # --- windowing ------------------------------------------------------------------------------------------------------
 
@@ -120,7 +125,7 @@ def _link_before(episodes: list[Episode]) -> None:
         first = ep.gens[0].generation
         ep.before = last_completed
         if last_completed is None:
-            ep.before_known = first == 1
+            ep.before_known = first == 1 or ep.gens[0].from_empty
         else:
             ep.before_known = last_completed.generation == first - 1 and last_completed.members is not None
         for g in ep.gens:
@@ -142,7 +147,7 @@ class Triggers:
         prepare = first.prepare
         code = prepare.get("reason_code") if prepare else None
         code = code or (first.trigger_codes[0] if first.trigger_codes else None)
-        member = prepare.get("member_id") if prepare else None
+        member = (prepare.get("member_id") if prepare else None) or first.trigger_member
         at = ep.t_start
         cause = self._preceding(at, since, code) if at is not None else None
         if code is None and cause is not None:
@@ -249,7 +254,7 @@ def facts(ep: Episode, after_counts: dict[str, int] | None) -> Facts:
     if owners_before is not None and owners_after is not None and members_after is not None:
         keys = {m.key for m in members_after}
         moved = count_moves(owners_before, members_after, members_before, keys)
-        revoked = count_revoked(owners_before, owners_after, keys, ep.protocol in COOPERATIVE_PROTOCOLS)
+        revoked = count_revoked(owners_before, owners_after, keys, ep.cooperative)
     total = partitions_total(after, after_counts) if after is not None else None
     return Facts(members_before, members_after, owners_before, owners_after, total, moved, revoked,
                  loads_of(after.assignment) if after is not None else None)

@@ -70,7 +70,8 @@ def _generation_row(base: dict[str, Any], g: Generation) -> dict[str, Any]:
         "t_prepare": g.t_prepare, "t_join_done": g.t_join_done, "t_sync_done": g.t_sync_done,
         "leader_id": g.leader_id, "protocol_type": g.protocol_type, "protocol": g.protocol,
         "n_members": g.n_members, "n_static": g.n_static, "members": g.member_rows,
-        "trigger_codes": g.trigger_codes, "completed": g.completed, "has_log": g.has_log,
+        "trigger_codes": g.trigger_codes, "completed": None if g.kip848 and g.reconciled is None else g.completed,
+        "has_log": g.has_log,
         "has_snapshot": g.has_snapshot, "sources": sorted(g.sources),
     }
 
@@ -109,7 +110,7 @@ def _unowned(ep: Episode, f: Facts, moves: Transitions) -> float | None:
     if ep.episode_id in moves.known:
         return moves.unowned_ms.get(ep.episode_id, 0.0)
     total = _ms(ep.t_start, ep.t_end)
-    eager = ep.protocol is not None and ep.protocol != "cooperative-sticky"
+    eager = ep.protocol is not None and not ep.cooperative
     if eager and total is not None and f.partitions_total is not None:
         return f.partitions_total * total  # every partition waits the whole episode (bounds only)
     return None
@@ -171,7 +172,7 @@ def replay_group(events: list[dict[str, Any]], topics: list[dict[str, Any]], *, 
     n_storms = storms(episodes, options.storm_rules())
     counts = _counts(episodes, index_for(topics))
     starts = {ep.episode_id: ep.t_start or 0 for ep in episodes}
-    moves = transitions(gens, base, starts, ClientTimes(timeline.client_partitions))
+    moves = transitions(gens, base, starts, ClientTimes(timeline.client_partitions, timeline.member_times))
     triggers = Triggers(timeline)
     all_facts: list[Facts] = []
     episode_rows: list[dict[str, Any]] = []

@@ -14,10 +14,12 @@ changed between consecutive completed generations with known assignments:
 * ``none -> B``: a partition nobody owned before (a new partition).
 
 Unchanged partitions get no row, and neither does the group's first generation (no transition).
-Times: ``revoked_at`` is the old owner's client-log revoke (``CLIENT_PARTITIONS_REVOKED``/``LOST``)
-when there is one; otherwise the episode start for the eager protocol or a departed owner, and the
-withholding generation's sync for a cooperative hand-over. ``assigned_at`` is the new owner's
-``CLIENT_PARTITIONS_ASSIGNED``, else the sync of the generation that assigned it.
+Times: ``revoked_at`` is the old owner's client-log revoke (``CLIENT_PARTITIONS_REVOKED``/``LOST``),
+or in a KIP-848 group the state in which the coordinator saw it give the partition up, when there is
+one; otherwise the episode start for the eager protocol or a departed owner, and the withholding
+generation's sync for a cooperative hand-over. ``assigned_at`` is the new owner's
+``CLIENT_PARTITIONS_ASSIGNED`` (or the KIP-848 state that first lists it), else the sync of the
+generation that assigned it.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from rebalance_lab.replay.epochs import INSTANCE_KEY, PartitionTimes
 from rebalance_lab.replay.rows import TupleRows
 from rebalance_lab.replay.timeline import TP, Event, Generation, Member, Owners
 
@@ -37,11 +40,16 @@ COLUMNS = ("cluster_id", "group_id", "generation", "topic", "partition", "owner_
 
 
 class ClientTimes:
-    """Each member's own revoke and assign times, from client logs, per partition."""
+    """Each member's own revoke and assign times per partition: from client logs, and from the states a
+    KIP-848 coordinator recorded for its members (``states``, :meth:`.epochs.EpochFold.partition_times`)."""
 
-    def __init__(self, events: Iterable[Event]) -> None:
+    def __init__(self, events: Iterable[Event], states: PartitionTimes | None = None) -> None:
         self.revoked: dict[tuple[str, TP], list[int]] = {}
         self.assigned: dict[tuple[str, TP], list[int]] = {}
+        if states is not None:
+            for mine, theirs in ((self.revoked, states.revoked), (self.assigned, states.assigned)):
+                for key, times in theirs.items():
+                    mine.setdefault(key, []).extend(times)
         for e in events:
             who = e.get("member_id") or (f"client:{e['client_id']}" if e.get("client_id") else None)
             if who is None:
@@ -57,7 +65,9 @@ class ClientTimes:
 
     @staticmethod
     def _keys(m: Member) -> tuple[str, ...]:
-        return (m.member_id, f"client:{m.client_id}") if m.client_id else (m.member_id,)
+        keys = (m.member_id, f"client:{m.client_id}") if m.client_id else (m.member_id,)
+        # a static member's times, whichever of its member ids (process restarts) recorded them
+        return (*keys, f"{INSTANCE_KEY}{m.group_instance_id}") if m.group_instance_id is not None else keys
 
     def revoke(self, m: Member, tp: TP, lo: int, hi: int) -> int | None:
         """The owner's latest revoke of ``tp`` in ``[lo, hi]``."""
@@ -264,7 +274,7 @@ def transitions(gens: list[Generation], base: dict[str, Any], starts: dict[int, 
             _step(step, owners, prev_owners, last, released)
             ctx.out.unowned_ms[episode] = ctx.out.unowned_ms.get(episode, 0.0) + step.unowned
             ctx.out.known.add(episode)
-        elif owners is not None and prev is None and g.generation == 1:
+        elif owners is not None and prev is None and (g.generation == 1 or g.from_empty):
             ctx.out.unowned_ms[episode] = 0.0  # the group's first assignment: no transition, no rows
             ctx.out.known.add(episode)
         else:

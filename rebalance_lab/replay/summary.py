@@ -5,7 +5,8 @@
   it; always an observed value), or linear interpolation between closest ranks
   (``ReplayOptions(percentile="linear")``, NumPy's default).
 * ``members_joined``/``members_left``: distinct member ids in ``MEMBER_JOINED`` and in
-  ``MEMBER_LEFT``/``MEMBER_SESSION_EXPIRED``/``MEMBERS_DROPPED_NOT_REJOINED`` events; without
+  ``MEMBER_LEFT``/``MEMBER_SESSION_EXPIRED``/``MEMBERS_DROPPED_NOT_REJOINED`` events (KIP-848: leaves
+  but a static member's temporary one, and fences); without
   such events (offsets dumps), the episodes' ``members_in``/``members_out``.
 * Static membership: ``static_rejoins_without_rebalance`` counts ``STATIC_MEMBER_REJOINED``
   events (the broker's "will not trigger rebalance" line), else the ``STATIC_MEMBER_REPLACED``
@@ -24,7 +25,8 @@ from typing import Any
 from rebalance_lab.replay.static import replacement_kind
 from rebalance_lab.replay.timeline import Timeline
 
-_LEFT = frozenset({"MEMBER_LEFT", "MEMBER_SESSION_EXPIRED"})
+_LEFT = frozenset({"MEMBER_LEFT", "MEMBER_SESSION_EXPIRED", "K848_MEMBER_LEFT", "K848_MEMBER_FENCED"})
+_STAYED = "static_temporary_leave"  # a KIP-848 static member that left temporarily is still a member
 
 
 def percentile(values: Sequence[float], p: float, method: str = "nearest_rank") -> float | None:
@@ -43,7 +45,7 @@ def percentile(values: Sequence[float], p: float, method: str = "nearest_rank") 
 def _distinct(events: Iterable[dict[str, Any]], kinds: frozenset[str]) -> set[str]:
     ids: set[str] = set()
     for e in events:
-        if e["event_type"] in kinds and e.get("member_id"):
+        if e["event_type"] in kinds and e.get("member_id") and e.get("reason_code") != _STAYED:
             ids.add(e["member_id"])
         elif e["event_type"] == "MEMBERS_DROPPED_NOT_REJOINED" and "MEMBER_LEFT" in kinds:
             ids.update(x.strip() for x in (e.get("raw") or "").split(",") if x.strip())

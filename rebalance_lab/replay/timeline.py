@@ -25,7 +25,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from rebalance_lab.replay.epochs import PartitionTimes
 
 Event = dict[str, Any]
 TP = tuple[str, int]  # (topic, partition); the assignors' TopicPartition is one too
@@ -45,6 +48,9 @@ RANK: dict[str, int] = {
     "GENERATION_SNAPSHOT": 6, "GROUP_EMPTY": 6, "CLIENT_SYNCED": 6,
     "CLIENT_PARTITIONS_ASSIGNED": 7,
     "GROUP_UNLOADED": 8, "GROUP_DEAD": 8,
+    # KIP-848: a departure (whose bump may be silent), the bump, the target, the members' states
+    "K848_MEMBER_LEFT": 1, "K848_MEMBER_FENCED": 1, "K848_EPOCH_BUMP": 2, "K848_TARGET_COMPUTED": 4,
+    "K848_MEMBER_STATE": 5,
 }
 _DEFAULT_RANK = 1
 COOPERATIVE_PROTOCOLS = frozenset({"cooperative-sticky"})
@@ -118,6 +124,10 @@ class Generation:
     has_snapshot: bool = False
     sources: set[str] = field(default_factory=set)
     episode_id: int | None = None
+    kip848: bool = False  # a KIP-848 group epoch (:mod:`.epochs`), not a JoinGroup/SyncGroup generation
+    reconciled: bool | None = None  # KIP-848: every member reached the epoch; None: no member state recorded
+    trigger_member: str | None = None  # KIP-848: the member whose change started the epoch
+    from_empty: bool = False  # KIP-848: the group's first epoch (its first member's join), nobody before it
 
     @property
     def t_sync_done(self) -> int | None:
@@ -129,6 +139,9 @@ class Generation:
 
     @property
     def completed(self) -> bool:
+        """Synced (or snapshotted, or empty); a KIP-848 epoch: reconciled, or not known to be overtaken."""
+        if self.kip848:
+            return self.reconciled is not False
         return self.t_sync is not None or self.has_snapshot or self.empty
 
     @property
@@ -157,7 +170,8 @@ class Generation:
 
     @property
     def cooperative(self) -> bool:
-        return self.protocol in COOPERATIVE_PROTOCOLS
+        """Members keep what they are not asked to give up: cooperative-sticky, and every KIP-848 group."""
+        return self.kip848 or self.protocol in COOPERATIVE_PROTOCOLS
 
 
 @dataclass
@@ -172,6 +186,19 @@ class Timeline:
     directory: dict[str, Member] = field(default_factory=dict)  # every member id seen -> what is known of it
     static_rejoined: list[Event] = field(default_factory=list)  # STATIC_MEMBER_REJOINED ("no rebalance")
     group_kind: str | None = None
+    member_times: PartitionTimes | None = None  # KIP-848: when members gave up and got partitions (.epochs)
+
+    def generation(self, number: int, event: Event) -> Generation:
+        """Generation ``number`` (made on first use), noting ``event``'s source and group kind."""
+        g = self.generations.get(number)
+        if g is None:
+            g = self.generations[number] = Generation(number)
+        source = event.get("source")
+        if source:
+            g.sources.add(source)
+        if g.group_kind is None:
+            g.group_kind = event.get("group_kind")
+        return g
 
     def sorted_generations(self) -> list[Generation]:
         return [self.generations[n] for n in sorted(self.generations)]
@@ -246,21 +273,18 @@ def prepare_target(event: Event) -> int | None:
 
 class _Fold:
     def __init__(self, events: list[Event]) -> None:
+        # imported here: the epoch fold builds on this module's types
+        from rebalance_lab.replay.epochs import EpochFold
+
         self.t = Timeline(events=events, generations={})
         self.current: dict[str, Member] = {}  # membership rebuilt from member events (the fallback)
         self.last_target = 0
         self.lists = PartitionLists()
+        self.epochs = EpochFold(self.t, self.current)  # (given the data, not this fold: no reference cycle)
+        self.gone: set[str] = set()  # KIP-848 members that left or were replaced
 
     def gen(self, number: int, event: Event) -> Generation:
-        g = self.t.generations.get(number)
-        if g is None:
-            g = self.t.generations[number] = Generation(number)
-        source = event.get("source")
-        if source:
-            g.sources.add(source)
-        if g.group_kind is None:
-            g.group_kind = event.get("group_kind")
-        return g
+        return self.t.generation(number, event)
 
     def run(self) -> Timeline:
         handlers = self.handlers()
@@ -268,6 +292,9 @@ class _Fold:
             handler = handlers.get(event["event_type"])
             if handler is not None:
                 handler(event)
+        if self.epochs.epochs:
+            self.epochs.finish()
+            self.t.member_times = self.epochs.partition_times()
         self.t.group_kind = next((e["group_kind"] for e in self.t.events if e.get("group_kind")), None)
         return self.t
 
@@ -284,8 +311,13 @@ class _Fold:
             "MEMBER_JOIN_REQUEST": self.join_request,
             "STATIC_MEMBER_REPLACED": self.replaced,
             "STATIC_MEMBER_REJOINED": self.static_rejoined,
-            "MEMBER_LEFT": self.departed,
+            "MEMBER_LEFT": self.left,
             "MEMBER_SESSION_EXPIRED": self.departed,
+            "K848_MEMBER_LEFT": self.k848_left,
+            "K848_MEMBER_FENCED": self.left,
+            "K848_EPOCH_BUMP": self.epochs.bump,
+            "K848_TARGET_COMPUTED": self.epochs.target,
+            "K848_MEMBER_STATE": self.epochs.state,
             "MEMBERS_DROPPED_NOT_REJOINED": self.dropped,
             "CLIENT_PARTITIONS_REVOKED": self.t.client_partitions.append,
             "CLIENT_PARTITIONS_ASSIGNED": self.t.client_partitions.append,
@@ -404,11 +436,42 @@ class _Fold:
     # -- membership ------------------------------------------------------------------------------------------------
 
     def joined(self, e: Event) -> None:
+        if e.get("group_kind") == "consumer":
+            self._consumer_joined(e)
+            return
         self.t.member_events.append(e)
         if e.get("member_id"):
             member = _member_from_event(e)
             self._learn(member)
             self.current[member.member_id] = member
+
+    def _consumer_joined(self, e: Event) -> None:
+        """A KIP-848 member's join, or an upsert of a known one (a new subscription: what it does not say is kept),
+        or in an offsets dump the second half of a static replacement (:meth:`.EpochFold.replacing`)."""
+        member_id = e.get("member_id")
+        previous = self.current.get(member_id) if member_id else None
+        old = self.epochs.replacing(e) if member_id and previous is None else None
+        if old is not None:
+            self._forget_departure(old)
+            self.replaced({**e, "event_type": "STATIC_MEMBER_REPLACED", "raw": f"replaced {old}"})
+            return
+        if previous is None:  # (an upsert is no join: not a member event)
+            self.t.member_events.append(e)
+        self.epochs.joined(e, previous)
+        if member_id:
+            member = _member_from_event(e)
+            if previous is not None:
+                member = _merged(member, previous)
+            self._learn(member)
+            self.current[member_id] = member
+
+    def _forget_departure(self, member_id: str) -> None:
+        """The departure just recorded for ``member_id`` was a static replacement's first half: not a leave."""
+        events = self.t.member_events
+        for i in range(len(events) - 1, -1, -1):
+            if events[i].get("member_id") == member_id:
+                del events[i]
+                return
 
     def join_request(self, e: Event) -> None:
         member_id = e.get("member_id")
@@ -419,6 +482,8 @@ class _Fold:
         """A static member's new member id (the Scala broker line names only the old one)."""
         self.t.member_events.append(e)
         old = replaced_id(e)
+        if old and e.get("group_kind") == "consumer":
+            self.gone.add(old)
         previous = self.current.pop(old, None) if old else None
         if not e.get("member_id"):
             return
@@ -433,6 +498,26 @@ class _Fold:
 
     def static_rejoined(self, e: Event) -> None:
         self.t.static_rejoined.append(e)
+
+    def left(self, e: Event) -> None:
+        """A leave or a KIP-848 fence: in a consumer group it also bumps the epoch (:mod:`.epochs`)."""
+        if e.get("group_kind") != "consumer":
+            self.departed(e)
+            return
+        member_id = e.get("member_id") or ""
+        member = self.current.get(member_id)
+        if member is None and member_id in self.gone:
+            return  # another source's record of a departure (or a replacement) already folded
+        self.departed(e)
+        self.gone.add(member_id)
+        self.epochs.departed(e, member)
+
+    def k848_left(self, e: Event) -> None:
+        """A static member that left *temporarily* stays in the group (its assignment is kept for it)."""
+        if e.get("reason_code") == "static_temporary_leave":
+            self.t.member_events.append(e)
+            return
+        self.left(e)
 
     def departed(self, e: Event) -> None:
         self.t.member_events.append(e)
@@ -496,10 +581,22 @@ def _member_from_event(e: Event) -> Member:
     )
 
 
-def _row_of(m: Member) -> dict[str, Any]:
-    return {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
-            "client_host": m.client_host, "rack_id": m.rack_id, "session_timeout_ms": m.session_timeout_ms,
-            "topics": list(m.topics) if m.topics is not None else None}
+def _merged(new: Member, old: Member) -> Member:
+    """``new`` with the fields it leaves unknown taken from ``old`` (the same member, known before)."""
+    return Member(new.member_id, new.group_instance_id or old.group_instance_id, new.client_id or old.client_id,
+                  new.client_host or old.client_host, new.rack_id or old.rack_id,
+                  new.session_timeout_ms or old.session_timeout_ms, new.topics or old.topics)
+
+
+def member_row(m: Member) -> dict[str, Any]:
+    """The MEMBER struct of a member that no snapshot listed (no owned list, no subscription generation)."""
+    row: dict[str, Any] = {"member_id": m.member_id, "group_instance_id": m.group_instance_id, "client_id": m.client_id,
+                           "client_host": m.client_host, "rack_id": m.rack_id,
+                           "session_timeout_ms": m.session_timeout_ms,
+                           "topics": list(m.topics) if m.topics is not None else None}
+    if m.assignment is not None:
+        row["assignment"] = [{"topic": topic, "partition": partition} for topic, partition in m.assignment]
+    return row
 
 
 def replaced_id(e: Event) -> str | None:
@@ -519,7 +616,7 @@ def fold(events: Iterable[Event]) -> Timeline:
         if g.members is None and g.fallback is not None:  # no snapshot: the members, without assignments
             g.members = [Member(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rack_id,
                                 m.session_timeout_ms, m.topics) for m in g.fallback]
-            g.member_rows = [_row_of(m) for m in g.members]
+            g.member_rows = [member_row(m) for m in g.members]
             g.members_from = "events"
         g.fallback = None
     return timeline

@@ -523,6 +523,8 @@ def whatif_rows(spec_text: str, items: Sequence[EpisodeInput], base: dict[str, A
     chain_ = Chain(spec)
     rows: list[dict[str, Any]] = []
     for item in items:
+        if spec.assignor is None and item.episode.gens[0].kip848:
+            continue  # a KIP-848 group's assignor runs on the broker: none of ours can replay it
         assignor = spec.assignor or item.episode.protocol
         if assignor not in ASSIGNORS:
             continue

@@ -46,12 +46,14 @@ B11 dropped at deadline  MEMBERS_DROPPED_NOT_REJOINED    raw = ids joined by ``,
 B13 load/unload          GROUP_LOADED / GROUP_UNLOADED   generation (Scala, Java unload), n_members and
                                                          group_kind (Java ``Loaded … group``)
 B14 dead                 GROUP_DEAD                      generation
-K848 epoch bump          K848_EPOCH_BUMP                 generation = group epoch
+K848 epoch bump          K848_EPOCH_BUMP                 generation = group epoch (4.1+ adds ``with metadata
+                                                         hash H``)
 K848 target computed     K848_TARGET_COMPUTED            generation = epoch, protocol = server assignor
 K848 member state        K848_MEMBER_STATE               member_id, generation = epoch, prev_generation,
                                                          raw = state (STABLE, …), partitions,
                                                          partitions_pending_revocation (topics are topic
-                                                         IDS here: the line prints ``<uuid>-<p>``); the
+                                                         IDS here: the line prints ``<uuid>-<p>``, 4.1+
+                                                         ``<uuid>-<p>@<epoch>``); the
                                                          3.7 ``transitioned from … to …`` form gives the
                                                          epochs and state only
 K848 fenced              K848_MEMBER_FENCED              member_id, reason_raw, reason_code
@@ -60,6 +62,8 @@ K848 fenced              K848_MEMBER_FENCED              member_id, reason_raw, 
 K848 left                K848_MEMBER_LEFT                member_id, group_instance_id, reason_code
                                                          ``member_leave`` or ``static_temporary_leave``
 K848 join / static join  MEMBER_JOINED (consumer)        member_id, group_instance_id
+K848 subscribed topics   MEMBER_JOINED (consumer)        member_id, subscription.topics (an upsert of the
+                                                         member, as the dump's member-metadata record)
 K848 static re-join      STATIC_MEMBER_REPLACED          member_id (new), group_instance_id, raw
                                                          ``replaced <old>``; the 3.7 form (no new id) is
                                                          STATIC_MEMBER_REJOINED
@@ -74,7 +78,7 @@ Ignored (counted with ``report.ignore``): other loggers; coordinator lines that 
 rebalance facts (B12 ``could not complete rebalance`` and the ``Group leader … failed to join``
 line: a join phase extended, no generation starts, so no canonical type fits; B13 Elected/Resigned
 and ``Finished loading``: they name no group; B15 static fencing: a rejected request, the group does
-not change; ``Loaded member``; K848 subscription-metadata and migration lines); blank lines and
+not change; ``Loaded member``; K848 subscription-metadata, metadata-hash, regex and migration lines); blank lines and
 continuation lines (stack traces, multi-line messages such as the KafkaConfig dump, which are
 closed by a `` (logger)`` line).
 
@@ -287,6 +291,7 @@ _RULES: dict[str, tuple[tuple[str, str], ...]] = {
         (" transitioned from ", "k848_transition"),
         (" re-joins the consumer group", "k848_rejoin"),
         (" joins the consumer group", "k848_join"),
+        (" updated its subscribed topics to: ", "k848_topics"),
         (" left the consumer group", "k848_left"),
         (" fenced from the group because ", "k848_fenced"),
     ),
@@ -331,7 +336,7 @@ _PATTERNS: dict[str, re.Pattern[str]] = {name: re.compile(pattern) for name, pat
                      r"(?:selectProtocol|the selected protocol) will not trigger (?:a )?rebalance\.$",
     "leave_java": r"\[Group (.+?)\] (?:(Dynamic|Static|Pending) )?[Mm]ember (\S+) (?:with instance id (\S+) )?"
                   r"has left group through explicit `LeaveGroup` request; client reason: (.*)$",
-    "k848_epoch": r"\[GroupId (.+?)\] Bumped group epoch to (\d+)\.$",
+    "k848_epoch": r"\[GroupId (.+?)\] Bumped group epoch to (\d+)(?: with metadata hash -?\d+)?\.$",
     "k848_target": r"\[GroupId (.+?)\] Computed a new target assignment for epoch (\d+)(?: with '(\S+)' assignor)?"
                    r"(?: in (\d+)ms)?(?:: (.*))?\.$",
     "k848_state": r"\[GroupId (.+?)\] Member (\S+) new assignment state: epoch=(-?\d+), previousEpoch=(-?\d+), "
@@ -340,9 +345,10 @@ _PATTERNS: dict[str, re.Pattern[str]] = {name: re.compile(pattern) for name, pat
                        r"memberEpoch=(-?\d+), previousMemberEpoch=(-?\d+), .*?state=(\w+)",
     "k848_join": r"\[GroupId (.+?)\] (?:Static )?[Mm]ember (\S+) (?:with instance id (\S+) )?joins the consumer group"
                  r"(?: using the (?:classic|consumer) protocol)?\.$",
+    "k848_topics": r"\[GroupId (.+?)\] Member (\S+) updated its subscribed topics to: \[(.*)\]\.$",
     "k848_rejoin": r"\[GroupId (.+?)\] Static member (?:(\S+) )?with instance id (\S+) re-joins the consumer group"
                    r"(?: using the \w+ protocol\. Created a new member (\S+) to replace the existing member (\S+))?\.$",
-    "k848_left": r"\[GroupId (.+?)\] (?:Static )?Member (\S+) (?:with instance id (\S+) )?(temporarily )?"
+    "k848_left": r"\[GroupId (.+?)\] (?:Static )?[Mm]ember (\S+) (?:with instance id (\S+) )?(temporarily )?"
                  r"left the consumer group\.$",
     "k848_fenced": r"\[GroupId (.+?)\] Member (\S+) fenced from the group because (.*?)\.*$",
     "unload_java": r"\[GroupId=(.+?)\] Unload(?:ing|ed) group metadata for (?:generation|group (epoch)) (-?\d+)\.$",
@@ -449,6 +455,12 @@ def id_set(text: str) -> list[str]:
 def tp_list(text: str) -> list[dict[str, Any]]:
     """``t-0, t-1`` (TopicPartition strings, split on the last ``-``)."""
     return [parse_tp(item) for item in text.split(", ") if item.strip()]
+
+
+def epoch_tp_list(text: str) -> list[dict[str, Any]]:
+    """A KIP-848 member state's partitions: ``<topic id>-<p>``, in Kafka 4.1+ ``<topic id>-<p>@<epoch>`` (the
+    epoch the partition was assigned in; a topic name or id never contains ``@``)."""
+    return [parse_tp(item.partition("@")[0]) for item in text.split(", ") if item.strip()]
 
 
 # --- builders: (match, event) -> event, or None to ignore -------------------------------------------------------
@@ -639,9 +651,9 @@ def _k848_state(m: re.Match[str], ev: Event) -> Event:
     ev["generation"] = int(m[3])
     ev["prev_generation"] = int(m[4])
     ev["raw"] = m[5]
-    ev["partitions"] = tp_list(m[6])
+    ev["partitions"] = epoch_tp_list(m[6])
     if m[7] is not None:
-        ev["partitions_pending_revocation"] = tp_list(m[7])
+        ev["partitions_pending_revocation"] = epoch_tp_list(m[7])
     return ev
 
 
@@ -663,6 +675,17 @@ def _k848_join(m: re.Match[str], ev: Event) -> Event:
     ev["member_id"] = m[2]
     if m[3] is not None:
         ev["group_instance_id"] = sys.intern(m[3])
+    return ev
+
+
+def _k848_topics(m: re.Match[str], ev: Event) -> Event:
+    """A member's new subscription (INFO in 3.7, DEBUG since): an upsert of the member, as the dump's member record."""
+    ev["group_id"] = m[1]
+    ev["group_kind"] = "consumer"
+    ev["event_type"] = "MEMBER_JOINED"
+    ev["member_id"] = m[2]
+    topics = [sys.intern(t) for t in m[3].split(", ") if t]
+    ev["subscription"] = {"topics": topics, "owned": None, "generation": None, "rack": None}
     return ev
 
 
@@ -745,7 +768,8 @@ _BUILDERS: dict[str, Builder] = {
     "pending_leave_scala": _pending_leave_scala, "pending_join": _pending_join, "dynamic_join": _dynamic_join,
     "static_join": _static_join, "leave_java": _leave_java, "k848_epoch": _k848_epoch,
     "k848_target": _k848_target, "k848_state": _k848_state, "k848_transition": _k848_transition,
-    "k848_join": _k848_join, "k848_rejoin": _k848_rejoin, "k848_left": _k848_left, "k848_fenced": _k848_fenced,
+    "k848_join": _k848_join, "k848_topics": _k848_topics, "k848_rejoin": _k848_rejoin, "k848_left": _k848_left,
+    "k848_fenced": _k848_fenced,
     "unload_java": _unload_java, "load_scala": _load_scala, "unload_scala": _unload_scala,
     "loaded_java": _loaded_java,
 }
