@@ -862,8 +862,10 @@ def stw_section(summary: Summary) -> str:
     extra = f" {unknown:,} episode(s) without a known total are left out." if unknown else ""
     zeros = sum(1 for v in values if v <= 0)
     extra += f" {zeros:,} episode(s) of 0 ms are counted in the first bin." if zeros else ""
-    intro = note("Each episode's total time, from the prepare to the last sync: with the eager protocol the whole "
-                 f"group stops for about this long.{extra}")
+    intro = note("Each episode's total time, from the prepare to the last sync (for a KIP-848 group, from the epoch "
+                 "bump to its last member's reconciliation): with the eager protocol the whole group stops for about "
+                 "this long; cooperative and KIP-848 members keep the partitions they are not asked to give up."
+                 f"{extra}")
     return section("stw", "Stop-the-world times", intro + panel(histogram(values)))
 
 

@@ -45,6 +45,20 @@ def test_replaying_groups_of_every_kind_with_every_whatif_creates_no_reference_c
     assert _cyclic_garbage_after(replay_all) == 0
 
 
+def test_replaying_a_kip_848_group_from_its_log_and_dump_creates_no_reference_cycles() -> None:
+    samples = Path(__file__).parent / "samples"
+    report = ParseReport()
+    events = [e for name in ("kafka-4.4-consumer-group.log", "kafka-4.4-consumer-group.dump.txt")
+              for e in parse_file(str(samples / name), "auto", SourceContext(name=name, report=report))
+              if e.get("group_id")]
+
+    def replay_it() -> None:
+        result = replay_group(ordered(events), [], whatif=WHATIF)
+        assert result["partition_moves"] and result["rebalance_episodes"]
+
+    assert _cyclic_garbage_after(replay_it) == 0
+
+
 def test_parsing_rendered_broker_logs_and_dumps_creates_no_reference_cycles(tmp_path: Path) -> None:
     files, _ = replay_scale.write_inputs(tmp_path / "work", 3_000, 15, seed=5, mode="rendered")
 
