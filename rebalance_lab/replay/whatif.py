@@ -15,7 +15,10 @@ the what-if's own previous output, not the recorded one:
   unassigned needs a follow-up round.
 * The subscription's ``generationId`` is the generation the member last joined: the recorded
   value (snapshots carry it), mapped onto the what-if's own rounds; where not recorded, the
-  what-if's last round with that member.
+  what-if's last round with that member. A member that keeps its member id and has never recorded
+  a generation sends -1 because its client's subscription has no such field (v0/v1: kafka-python,
+  Java before 3.4, KAFKA-13715): the Java client the what-if stands for would send its generation, so that -1 is
+  read as not recorded. Once a member has recorded one, a -1 is a reset (its partitions are lost).
 * A member is matched to its previous state by member id, else by group.instance.id (a static
   member that came back under a new id and got its old assignment handed over), unless it
   recorded generation -1 (a fresh process). A member with no state sends what it recorded (the
@@ -204,6 +207,7 @@ class Chain:
     by_identity: dict[str, SimMember] = field(default_factory=dict)
     assignors: dict[tuple[str, str], ListAssignor] = field(default_factory=dict)
     alias: dict[int, int] = field(default_factory=dict)  # recorded generation -> what-if round number
+    sends_generation: set[str] = field(default_factory=set)  # member ids that recorded a generation >= 0
 
     def identity(self, m: Member) -> str:
         return identity(m, self.spec.static)
@@ -237,18 +241,23 @@ class Chain:
         # range/roundrobin never send a member's past: its recorded owned partitions are not even read
         plain = not cooperative and not sticky
         state_get = self.state.get
+        sends = self.sends_generation
         subs: dict[str, Subscription] = {}
         for m in members:
             st = state_get(m.member_id)
+            recorded = m.sub_generation
+            if st is not None and recorded is not None and recorded < 0 and m.member_id not in sends:
+                recorded = None  # the same member, whose client never sent a generation (v0/v1): not a reset
+            elif recorded is not None and recorded >= 0:
+                sends.add(m.member_id)
             if st is None and (static or m.group_instance_id is not None):
                 st = self.lookup(m)
             if st is None:
-                recorded = m.sub_generation
                 gen = recorded if recorded is not None and recorded >= 0 else None
                 last, last_gen = () if plain else _topic_partitions(m.owned or ()), gen
                 owned = last
             else:
-                gen = self.protocol_generation(st, m.sub_generation)
+                gen = self.protocol_generation(st, recorded)
                 last, last_gen = st.received, st.assigned_gen
                 owned = last if gen is not None else ()  # a reset generation loses its partitions
             topics = m.topics or ()

@@ -117,6 +117,32 @@ def test_a_cooperative_what_if_of_an_eager_history_adds_the_follow_up_round() ->
     assert sorted(len(a["partitions"]) for a in row["assignment"]) == [2, 2, 2]
 
 
+def test_a_member_whose_client_never_sends_a_generation_is_not_reset_by_its_minus_one() -> None:
+    """kafka-python and Java before 3.4 write subscription v0/v1, which have no generation: a dump shows -1."""
+    g = Group()
+    g.generation(0, 1, {"a-1": parts("t", 0, 1, 2, 3, 4, 5)}, took_ms=100, sub_gen=-1)
+    g.generation(1000, 2, {"a-1": parts("t", 0, 1, 2), "b-1": parts("t", 3, 4, 5)}, took_ms=100, sub_gen=-1)
+    g.generation(2000, 3, {"a-1": parts("t", 0, 1), "b-1": parts("t", 2, 3), "c-1": parts("t", 4, 5)}, took_ms=100,
+                 sub_gen=-1)
+    minus_one = replay(g.events, TOPICS, whatif=["cooperative-sticky"])["whatif_results"]
+    unrecorded = replay(range_history().events, TOPICS, whatif=["cooperative-sticky"])["whatif_results"]
+    keep = ("partitions_moved", "revocations", "follow_up_generations", "assignment")
+    assert [{k: r[k] for k in keep} for r in minus_one] == [{k: r[k] for k in keep} for r in unrecorded]
+    assert by(minus_one, "episode_id")[3]["revocations"] == 2  # a and b kept what they owned but two partitions
+
+
+def test_a_member_that_recorded_a_generation_and_then_minus_one_was_reset() -> None:
+    g = Group()
+    g.generation(0, 1, {"a-1": parts("t", 0, 1, 2, 3, 4, 5)}, took_ms=100, sub_gen=-1)
+    g.generation(1000, 2, {"a-1": parts("t", 0, 1, 2), "b-1": parts("t", 3, 4, 5)}, took_ms=100,
+                 sub_gen={"a-1": 1, "b-1": -1})
+    g.generation(2000, 3, {"a-1": parts("t", 0, 1), "b-1": parts("t", 2, 3), "c-1": parts("t", 4, 5)}, took_ms=100,
+                 sub_gen={"a-1": -1, "b-1": 2, "c-1": -1})
+    row = by(replay(g.events, TOPICS, whatif=["cooperative-sticky"])["whatif_results"], "episode_id")[3]
+    # a's -1 after its generation 1 is a reset (Java's resetGenerationOnError): it owns nothing, only b revokes
+    assert row["revocations"] == 1
+
+
 def test_an_eager_what_if_revokes_everything_for_the_whole_round() -> None:
     row = by(replay(range_history().events, TOPICS, whatif=["sticky"])["whatif_results"], "episode_id")[3]
     assert (row["mode"], row["follow_up_generations"], row["revocations"]) == ("eager", 0, 6)
