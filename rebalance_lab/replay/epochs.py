@@ -25,10 +25,12 @@ over when every member is ``STABLE`` at it. Each epoch becomes a
   fences, static replacements; a static member that left *temporarily* stays, its assignment is
   kept for it), plus any member that recorded a state at that epoch, in member-id order (the
   protocol has no JoinGroup order), each with the partitions of its first ``STABLE`` state at E;
-* ``reconciled``: True as above; False when member states were recorded between the epoch's
-  start and the next epoch's and not every member reached E (a newer epoch overtook it, or the
-  data ends mid-way): it merges into the next episode like an interrupted classic generation;
-  None (unknown) when nothing recorded the members' states then (4.x INFO logs, compacted dumps).
+* ``reconciled``: True as above (a member's state without partitions, such as a client's own
+  ``transitioned … to STABLE`` line, counts; its assignment stays unknown); False when a member
+  that did not reach E recorded a state between the epoch's start and the next epoch's (a newer
+  epoch overtook it, or the data ends mid-way), or states at epochs before and after E (it went
+  past it): it merges into the next episode like an interrupted classic generation; None (unknown)
+  otherwise (4.x INFO logs, compacted dumps, client logs of some members only).
 
 The trigger is the membership change that started the epoch (a join, a subscription update, a
 leave or a fence with its reason); a bump with none before it was a metadata change.
@@ -250,12 +252,12 @@ class EpochFold:
         if self.opening is not None and self.opening[0] == number and list(members) == [self.opening[1]]:
             g.from_empty = True  # its first member's join: the group had nobody before (no transition into it)
         reached = {m: self._stable_at(m, number) for m in members}
-        if all(s is not None and s.assigned is not None for s in reached.values()):
+        if all(s is not None for s in reached.values()):
             g.reconciled = True
             times = [s.ts for s in reached.values() if s is not None]
             g.t_sync = max(times) if times else g.t_prepare or g.t_join_done or epoch.start
             g.empty = not members
-        elif self._recorded_between(epoch.start, following):
+        elif any(reached[m] is None and self._missed(m, number, epoch.start, following) for m in members):
             g.reconciled = False
         g.members = [_copy(members[m], directory.get(m), reached[m]) for m in sorted(members)]
         g.member_rows = [member_row(m) for m in g.members]
@@ -272,9 +274,16 @@ class EpochFold:
                 return s
         return None
 
-    def _recorded_between(self, start: int, end: int | None) -> bool:
+    def _missed(self, member_id: str, number: int, start: int, end: int | None) -> bool:
+        """Whether ``member_id``, which has no STABLE state at epoch ``number``, provably never reconciled to it:
+        it recorded a state while the epoch lasted (from ``start`` until ``end``), or states at epochs before and
+        after it (it went past it). Without either its states may just not have been recorded, or have been
+        compacted away, or be in another member's client log."""
         hi = end if end is not None else 1 << 62
-        return any(start <= s.ts < hi for states in self.states.values() for s in states)
+        states = self.states.get(member_id, ())
+        if any(start <= s.ts < hi for s in states):
+            return True
+        return any(0 < s.epoch < number for s in states) and any(s.epoch > number for s in states)
 
     def topic_names(self) -> dict[str, str]:
         """Topic id -> name, where the members' subscriptions leave one name for an id.

@@ -214,3 +214,22 @@ def test_what_ifs_replay_a_consumer_groups_epochs_with_our_assignors_but_not_its
     assert {r["assignor"] for r in rows} == {"range"}
     second = by(rows, "episode_id")[2]
     assert (second["mode"], second["actual_partitions_moved"], second["imbalance"]) == ("eager", 3, 0)
+
+
+def test_one_members_client_log_judges_only_that_member() -> None:
+    """A client log has its own member's states (no partitions): an epoch it reached is not overtaken because of
+    members whose logs are missing, and one it skipped is."""
+    g = ConsumerGroup()
+    for epoch, member in enumerate(("m1", "m2", "m3"), start=1):
+        g.member_joins(epoch * 10_000, member)
+        g.bump(epoch * 10_000, epoch)
+        g.target(epoch * 10_000 + 4, epoch)
+    for ms, epoch in ((10_500, 1), (20_700, 2)):  # m1 reached epochs 1 and 2, then skipped 3 for 4
+        g.ev(ms, "K848_MEMBER_STATE", source="client_log", member_id="m1", generation=epoch, raw="STABLE")
+    g.member_joins(30_100, "m4")
+    g.bump(30_100, 4)
+    g.ev(31_000, "K848_MEMBER_STATE", source="client_log", member_id="m1", generation=4, raw="STABLE")
+    gens = by(replay(g.events)["group_generations"], "generation")
+    assert [(n, gens[n]["completed"], gens[n]["t_sync_done"]) for n in sorted(gens)] == [
+        (1, True, at(10_500)), (2, None, None), (3, False, None), (4, None, None)]
+    assert gens[1]["members"][0].get("assignment") is None  # reached, with partitions unknown
