@@ -13,8 +13,9 @@ over when every member is ``STABLE`` at it. Each epoch becomes a
 * ``t_prepare``: the epoch's bump, a ``Bumped group epoch to E`` line or a
   ConsumerGroupMetadata record. Kafka writes the bump **without logging it** when it fences a
   member (a leave heartbeat, a session or rebalance timeout: ``consumerGroupFenceMember``), so
-  in a broker log the departure of a known member starts epoch *current + 1* at its time (an
-  offsets dump writes the epoch record itself, and a static replacement writes none);
+  in a broker log the departure of a known member starts epoch *current + 1* at its time (Kafka
+  4.4 logs that bump, which then lands on the same epoch; an offsets dump writes the epoch record
+  itself, and a static replacement writes none);
 * ``t_join_done``: its target assignment computed (``Computed a new target assignment for
   epoch E``, or the target-assignment metadata record); the assignor named there is its protocol,
   else the one the members asked for (``serverAssignor``);
@@ -217,7 +218,7 @@ class EpochFold:
 
     def departed(self, e: Event, member: Member | None) -> None:
         """A member left or was fenced (``member``: as it was known, None if it was not in the group); in a broker
-        log that bumps the epoch without a line of its own (Kafka before 4.1)."""
+        log that bumps the epoch without a line of its own (Kafka 4.0; 4.4 logs it)."""
         member_id = e.get("member_id")
         if member is None or not member_id:
             return

@@ -223,7 +223,10 @@ def dump_offsets(broker: KafkaBroker) -> str:
 
 def capture(broker: KafkaBroker) -> Capture:
     steps = run_history(broker)
-    return Capture(broker.logs(), dump_offsets(broker), steps)
+    log = broker.logs()
+    if f"[GroupId {GROUP}] Bumped group epoch to " not in log:
+        raise RuntimeError(f"the broker ran no consumer-protocol group {GROUP} (is KIP-848 enabled?):\n{log[-3000:]}")
+    return Capture(log, dump_offsets(broker), steps)
 
 
 def broker_lines(log: str) -> str:
