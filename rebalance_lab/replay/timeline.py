@@ -19,6 +19,9 @@ lines arrived in:
 
 Same-timestamp ties are broken by a causal rank (§6.5: leave/expiry, prepare, join,
 stabilized, sync, empty), then by source and the source's own sequence.
+
+A KIP-848 group's events (bumps, target assignments, member states, and its members' joins,
+leaves and fences) are folded by :mod:`.epochs` into one generation per group epoch.
 """
 
 from __future__ import annotations
