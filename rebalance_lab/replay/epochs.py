@@ -45,11 +45,11 @@ from its revocation by one member to its assignment to the next (§7.3).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from rebalance_lab.replay.timeline import TP, Event, Generation, Member, Timeline, member_row
+from rebalance_lab.replay.timeline import TP, Event, Generation, Member, Timeline, member_row, merged, tps
 
 LOG_SOURCES = frozenset({"broker_log", "client_log", "emulator"})
 STABLE = "STABLE"
@@ -306,8 +306,8 @@ class EpochFold:
                     found = candidates.get(topic)
                     candidates[topic] = set(subscribed) if found is None else found & subscribed
         chosen = {topic: next(iter(names)) for topic, names in candidates.items() if len(names) == 1}
-        taken = [name for name in chosen.values()]
-        return {topic: name for topic, name in chosen.items() if taken.count(name) == 1}
+        taken = Counter(chosen.values())
+        return {topic: name for topic, name in chosen.items() if taken[name] == 1}
 
     def partition_times(self) -> PartitionTimes:
         """When each member's states show it gave up and got each partition (see the module docstring)."""
@@ -319,7 +319,7 @@ class EpochFold:
             keys = (member_id, f"{INSTANCE_KEY}{instance}") if instance is not None else (member_id,)
             owned: frozenset[TP] = frozenset()
             assigned: frozenset[TP] = frozenset()
-            for s in _ordered(states):
+            for s in states:  # in time order: the fold reads the events sorted by time
                 if s.assigned is None or s.owned is None:
                     continue
                 times.add(times.revoked, keys, owned - s.owned, s.ts)
@@ -331,14 +331,9 @@ class EpochFold:
         return times
 
 
-def _ordered(states: list[State]) -> Iterator[State]:
-    return iter(sorted(states, key=lambda s: s.ts))
-
-
 def _tps(values: list[dict[str, Any]] | None) -> frozenset[TP] | None:
-    if values is None:
-        return None
-    return frozenset((v["topic"], v["partition"]) for v in values)
+    found = tps(values)
+    return None if found is None else frozenset(found)
 
 
 def _renamed(state: State, names: dict[str, str]) -> State:
@@ -352,9 +347,7 @@ def _copy(then: Member, learned: Member | None, reached: State | None) -> Member
     """The member as this epoch has it: as it was when the epoch began, completed by what was learned of it
     later (another source may name its client after the line that began the epoch), with its assignment at the
     epoch if it reached it."""
-    assignment = tuple(sorted(reached.assigned)) if reached is not None and reached.assigned is not None else None
-    other = learned if learned is not None else then
-    return Member(then.member_id, then.group_instance_id or other.group_instance_id, then.client_id or other.client_id,
-                  then.client_host or other.client_host, then.rack_id or other.rack_id,
-                  then.session_timeout_ms or other.session_timeout_ms, then.topics or other.topics,
-                  assignment=assignment)
+    member = merged(then, learned if learned is not None else then)
+    if reached is not None and reached.assigned is not None:
+        member.assignment = tuple(sorted(reached.assigned))
+    return member

@@ -464,7 +464,7 @@ class _Fold:
         if member_id:
             member = _member_from_event(e)
             if previous is not None:
-                member = _merged(member, previous)
+                member = merged(member, previous)
             self._learn(member)
             self.current[member_id] = member
 
@@ -584,7 +584,7 @@ def _member_from_event(e: Event) -> Member:
     )
 
 
-def _merged(new: Member, old: Member) -> Member:
+def merged(new: Member, old: Member) -> Member:
     """``new`` with the fields it leaves unknown taken from ``old`` (the same member, known before)."""
     return Member(new.member_id, new.group_instance_id or old.group_instance_id, new.client_id or old.client_id,
                   new.client_host or old.client_host, new.rack_id or old.rack_id,
