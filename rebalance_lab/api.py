@@ -30,7 +30,7 @@ from typing import IO, Any, TypeVar
 from rebalance_lab.config import EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.control import toolkit, views
 from rebalance_lab.control.http import ControlServer
-from rebalance_lab.coordinator.group.view import GroupView
+from rebalance_lab.coordinator.classic.view import GroupView
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.emulator import start_emulator

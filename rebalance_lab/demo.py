@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from rebalance_lab.api import Emulator
-from rebalance_lab.coordinator.group.view import GroupView
+from rebalance_lab.coordinator.classic.view import GroupView
 
 GROUP = "demo-group"
 TOPIC = "demo"

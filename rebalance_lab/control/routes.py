@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from rebalance_lab.control.views import brokers_json, group_json, groups_json, history_of, offsets_json
-from rebalance_lab.coordinator.group.admin import AdminError, NotFound
+from rebalance_lab.coordinator.classic.admin import AdminError, NotFound
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.faults.controller import FaultController, faults_of

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rebalance_lab.coordinator.group.records import GenerationSnapshot, GenerationStarted, GroupRecord
-from rebalance_lab.coordinator.group.view import GroupView, MemberView
+from rebalance_lab.coordinator.classic.records import GenerationSnapshot, GenerationStarted, GroupRecord
+from rebalance_lab.coordinator.classic.view import GroupView, MemberView
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.routing import coordinator_for
 from rebalance_lab.coordinator.world import World

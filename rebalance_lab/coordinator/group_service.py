@@ -16,11 +16,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from rebalance_lab.coordinator.group.coordinator import GroupCoordinator
-from rebalance_lab.coordinator.group.effects import Effects
-from rebalance_lab.coordinator.group.messages import Result
-from rebalance_lab.coordinator.group.offsets_gate import OffsetDeleteCheck
-from rebalance_lab.coordinator.group.records import GroupRecord
+from rebalance_lab.coordinator.classic.coordinator import GroupCoordinator
+from rebalance_lab.coordinator.classic.messages import Result
+from rebalance_lab.coordinator.classic.offsets_gate import OffsetDeleteCheck
+from rebalance_lab.coordinator.classic.records import GroupRecord
+from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.coordinator.handlers.base import Parked
 from rebalance_lab.coordinator.routing import check_coordinator
 from rebalance_lab.coordinator.world import World

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from rebalance_lab.config import GroupConfig
-from rebalance_lab.coordinator.group.view import GroupView
+from rebalance_lab.coordinator.classic.view import GroupView
 from rebalance_lab.coordinator.timers import TimerQueue
 
 NO_EPOCH = -1

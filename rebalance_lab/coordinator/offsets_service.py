@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from rebalance_lab.coordinator.group.offsets_gate import subscription_topics
-from rebalance_lab.coordinator.group.records import GroupDeleted, GroupRecord
-from rebalance_lab.coordinator.group.view import GroupView
+from rebalance_lab.coordinator.classic.offsets_gate import subscription_topics
+from rebalance_lab.coordinator.classic.records import GroupDeleted, GroupRecord
+from rebalance_lab.coordinator.classic.view import GroupView
 from rebalance_lab.coordinator.group_service import SERVICE_KEY as GROUPS_KEY
 from rebalance_lab.coordinator.group_service import GroupService
 from rebalance_lab.coordinator.offsets import OffsetStore

@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
-from rebalance_lab.coordinator.group.admin import AdminError
+from rebalance_lab.coordinator.classic.admin import AdminError
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.handlers.errors_response import error_response

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from rebalance_lab.coordinator.group.records import GroupRecord
+from rebalance_lab.coordinator.classic.records import GroupRecord
 
 
 @dataclass(frozen=True)

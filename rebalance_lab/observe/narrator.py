@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable
 from typing import IO
 
-from rebalance_lab.coordinator.group import records as r
+from rebalance_lab.coordinator.classic import records as r
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.observe import decode

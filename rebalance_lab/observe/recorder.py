@@ -15,8 +15,8 @@ import json
 from datetime import UTC, datetime
 from typing import IO, Any
 
+from rebalance_lab.coordinator.classic.records import SCHEMA_VERSION, GenerationSnapshot, GroupRecord, MemberJoined
 from rebalance_lab.coordinator.cluster import OFFSETS_TOPIC, TopicInfo
-from rebalance_lab.coordinator.group.records import SCHEMA_VERSION, GenerationSnapshot, GroupRecord, MemberJoined
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.routing import partition_for
 from rebalance_lab.coordinator.world import World

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rebalance_lab.coordinator.group.admin import AdminError, NotFound
-from rebalance_lab.coordinator.group.records import MemberExpired, RebalancePrepared
+from rebalance_lab.coordinator.classic.admin import AdminError, NotFound
+from rebalance_lab.coordinator.classic.records import MemberExpired, RebalancePrepared
 from rebalance_lab.protocol.errors import ErrorCode
 from tests.unit.coordinator.group_context import GroupContext
 

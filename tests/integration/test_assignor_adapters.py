@@ -25,7 +25,7 @@ import pytest
 
 from rebalance_lab.api import Emulator
 from rebalance_lab.clients.assignors import Assignment, TopicPartition, get_assignor
-from rebalance_lab.coordinator.group.view import GroupView
+from rebalance_lab.coordinator.classic.view import GroupView
 from rebalance_lab.protocol import consumer_protocol
 from tests.differential_java.python_side import build_inputs
 from tests.java_oracle import JavaOracle, OracleUnavailable, minimal_case_json

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from rebalance_lab.config import EmulatorConfig, Flavor, GroupConfig
-from rebalance_lab.coordinator.group.records import GroupRecord
+from rebalance_lab.coordinator.classic.records import GroupRecord
 from rebalance_lab.coordinator.group_service import GroupService
 from rebalance_lab.coordinator.routing import coordinator_for
 from rebalance_lab.coordinator.server import EmulatorServer

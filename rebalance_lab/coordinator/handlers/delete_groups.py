@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rebalance_lab.coordinator.group.messages import DeleteGroupsInput, DeleteGroupsResult
+from rebalance_lab.coordinator.classic.messages import DeleteGroupsInput, DeleteGroupsResult
 from rebalance_lab.coordinator.group_service import owns_group, service_of
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.protocol import codec

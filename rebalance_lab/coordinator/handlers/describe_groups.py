@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rebalance_lab.coordinator.group.messages import (
+from rebalance_lab.coordinator.classic.messages import (
     DescribedGroup,
     DescribeGroupsInput,
     DescribeGroupsResult,

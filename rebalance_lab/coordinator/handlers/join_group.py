@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rebalance_lab.coordinator.group.messages import JoinGroupInput, JoinGroupResult, ProtocolEntry
+from rebalance_lab.coordinator.classic.messages import JoinGroupInput, JoinGroupResult, ProtocolEntry
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
 from rebalance_lab.coordinator.routing import check_coordinator

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rebalance_lab.coordinator.group.ordering import java_hashmap_order
+from rebalance_lab.coordinator.classic.ordering import java_hashmap_order
 from rebalance_lab.coordinator.group_service import owns_group
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.offsets import NO_EPOCH, NO_OFFSET, CommittedOffset

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rebalance_lab.config import Flavor, GroupConfig
-from rebalance_lab.coordinator.group.coordinator import GroupCoordinator
-from rebalance_lab.coordinator.group.effects import Effects
-from rebalance_lab.coordinator.group.messages import (
+from rebalance_lab.coordinator.classic.coordinator import GroupCoordinator
+from rebalance_lab.coordinator.classic.messages import (
     DeleteGroupsInput,
     DeleteGroupsResult,
     DescribedGroup,
@@ -35,8 +34,9 @@ from rebalance_lab.coordinator.group.messages import (
     SyncGroupInput,
     SyncGroupResult,
 )
-from rebalance_lab.coordinator.group.records import GroupRecord
-from rebalance_lab.coordinator.group.view import GroupView
+from rebalance_lab.coordinator.classic.records import GroupRecord
+from rebalance_lab.coordinator.classic.view import GroupView
+from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.errors import ErrorCode
 
 G = "g"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rebalance_lab.config import Flavor
-from rebalance_lab.coordinator.group.messages import INT_MIN
-from rebalance_lab.coordinator.group.records import GroupDeleted
+from rebalance_lab.coordinator.classic.messages import INT_MIN
+from rebalance_lab.coordinator.classic.records import GroupDeleted
 from rebalance_lab.protocol.errors import ErrorCode
 
 from .group_context import GroupContext

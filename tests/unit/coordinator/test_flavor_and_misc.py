@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rebalance_lab.config import Flavor
-from rebalance_lab.coordinator.group.state import GroupState
+from rebalance_lab.coordinator.classic.state import GroupState
 from rebalance_lab.coordinator.routing import partition_for
 from rebalance_lab.protocol.errors import ErrorCode
 

@@ -73,7 +73,7 @@ def test_continuous_arrivals_extend_in_delay_steps_up_to_the_rebalance_timeout()
 
 def _restart_empty_group(ctx: GroupContext) -> None:
     """A group that was Stable and emptied (generation >= 1) gets two members again."""
-    from rebalance_lab.coordinator.group.messages import LeaveMember
+    from rebalance_lab.coordinator.classic.messages import LeaveMember
 
     [m] = ctx.stable_group(1, rebalance_ms=9000)
     ctx.leave(LeaveMember(m))

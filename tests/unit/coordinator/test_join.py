@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rebalance_lab.coordinator.group.messages import JoinedMember, LeaveMember
-from rebalance_lab.coordinator.group.records import RebalancePrepared
+from rebalance_lab.coordinator.classic.messages import JoinedMember, LeaveMember
+from rebalance_lab.coordinator.classic.records import RebalancePrepared
 from rebalance_lab.protocol.errors import ErrorCode
 
 from .group_context import GroupContext, protocols

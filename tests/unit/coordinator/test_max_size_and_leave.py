@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from rebalance_lab.coordinator.group.effects import Effects
-from rebalance_lab.coordinator.group.messages import LeaveMember, ProtocolEntry
-from rebalance_lab.coordinator.group.model import Group, Member
-from rebalance_lab.coordinator.group.rebalance import prepare_rebalance
-from rebalance_lab.coordinator.group.state import GroupState
+from rebalance_lab.coordinator.classic.messages import LeaveMember, ProtocolEntry
+from rebalance_lab.coordinator.classic.model import Group, Member
+from rebalance_lab.coordinator.classic.rebalance import prepare_rebalance
+from rebalance_lab.coordinator.classic.state import GroupState
+from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.errors import ErrorCode
 
 from .group_context import GroupContext

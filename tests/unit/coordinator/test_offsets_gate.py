@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rebalance_lab.config import Flavor
-from rebalance_lab.coordinator.group.records import GroupCreated
+from rebalance_lab.coordinator.classic.records import GroupCreated
 from rebalance_lab.protocol.errors import ErrorCode
 
 from .group_context import GroupContext
@@ -66,7 +66,7 @@ def test_commit_during_preparing_rebalance_is_accepted_and_resets_the_session() 
 def test_commit_with_generation_minus_one_is_accepted_for_any_member_while_empty() -> None:  # trap 12
     ctx = GroupContext()
     [m] = ctx.stable_group(1)
-    from rebalance_lab.coordinator.group.messages import LeaveMember
+    from rebalance_lab.coordinator.classic.messages import LeaveMember
 
     ctx.leave(LeaveMember(m))
     assert commit(ctx, "anyone", -1, instance="any") is E.NONE

@@ -6,9 +6,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rebalance_lab.config import Flavor
-from rebalance_lab.coordinator.group.messages import LeaveMember
-from rebalance_lab.coordinator.group.model import Group
-from rebalance_lab.coordinator.group.state import GroupState
+from rebalance_lab.coordinator.classic.messages import LeaveMember
+from rebalance_lab.coordinator.classic.model import Group
+from rebalance_lab.coordinator.classic.state import GroupState
 
 from .group_context import GroupContext
 

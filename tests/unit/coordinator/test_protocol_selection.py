@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from rebalance_lab.config import Flavor
-from rebalance_lab.coordinator.group.messages import LeaveMember
-from rebalance_lab.coordinator.group.ordering import OrderedMembers, champ_order, java_hashmap_order, spread
-from rebalance_lab.coordinator.group.records import GenerationStarted
+from rebalance_lab.coordinator.classic.messages import LeaveMember
+from rebalance_lab.coordinator.classic.ordering import OrderedMembers, champ_order, java_hashmap_order, spread
+from rebalance_lab.coordinator.classic.records import GenerationStarted
 from rebalance_lab.protocol.errors import ErrorCode
 
 from .group_context import GroupContext
@@ -56,7 +56,7 @@ def test_worked_examples_of_section_7_4(preferences: tuple[tuple[str, ...], ...]
 
 @pytest.mark.parametrize(("flavor", "winner"), [(J, "range"), (S, "roundrobin")])
 def test_two_two_one_votes_tie_break(flavor: Flavor, winner: str) -> None:  # §7.4 "2-2-1"
-    from rebalance_lab.coordinator.group.protocol_selection import tie_break
+    from rebalance_lab.coordinator.classic.protocol_selection import tie_break
 
     votes = ["range", "range", "roundrobin", "roundrobin", "sticky"]
     counts = {"range": 2, "roundrobin": 2, "sticky": 1}

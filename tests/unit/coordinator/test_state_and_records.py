@@ -7,16 +7,16 @@ import json
 import pytest
 
 from rebalance_lab.config import Flavor
-from rebalance_lab.coordinator.group.messages import LeaveMember
-from rebalance_lab.coordinator.group.model import Group
-from rebalance_lab.coordinator.group.records import (
+from rebalance_lab.coordinator.classic.messages import LeaveMember
+from rebalance_lab.coordinator.classic.model import Group
+from rebalance_lab.coordinator.classic.records import (
     GenerationSnapshot,
     GenerationStarted,
     MemberJoined,
     MemberLeft,
     RebalancePrepared,
 )
-from rebalance_lab.coordinator.group.state import GroupState, IllegalStateTransition
+from rebalance_lab.coordinator.classic.state import GroupState, IllegalStateTransition
 
 from .group_context import GroupContext
 

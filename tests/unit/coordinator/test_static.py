@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rebalance_lab.coordinator.group.messages import LeaveMember
-from rebalance_lab.coordinator.group.records import StaticMemberReplaced
+from rebalance_lab.coordinator.classic.messages import LeaveMember
+from rebalance_lab.coordinator.classic.records import StaticMemberReplaced
 from rebalance_lab.protocol.errors import ErrorCode
 
 from .group_context import GroupContext, protocols

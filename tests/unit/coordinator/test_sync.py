@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rebalance_lab.coordinator.group.records import AssignmentStored, GenerationSnapshot
+from rebalance_lab.coordinator.classic.records import AssignmentStored, GenerationSnapshot
 from rebalance_lab.protocol.errors import ErrorCode
 
 from .group_context import GroupContext

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from rebalance_lab.coordinator.group.context import Core
-from rebalance_lab.coordinator.group.effects import Effects
-from rebalance_lab.coordinator.group.messages import (
+from rebalance_lab.coordinator.classic.context import Core
+from rebalance_lab.coordinator.classic.messages import (
     JoinGroupResult,
     LeaveGroupInput,
     LeaveGroupResult,
     LeaveMember,
     LeaveMemberResult,
 )
-from rebalance_lab.coordinator.group.model import Group
-from rebalance_lab.coordinator.group.rebalance import (
+from rebalance_lab.coordinator.classic.model import Group
+from rebalance_lab.coordinator.classic.rebalance import (
     cancel_heartbeat,
     complete_join_future,
     maybe_prepare_rebalance_or_complete_join,
 )
-from rebalance_lab.coordinator.group.records import MemberLeft, PendingMemberExpired
-from rebalance_lab.coordinator.group.state import GroupState
+from rebalance_lab.coordinator.classic.records import MemberLeft, PendingMemberExpired
+from rebalance_lab.coordinator.classic.state import GroupState
+from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.errors import ErrorCode
 
 _E = ErrorCode

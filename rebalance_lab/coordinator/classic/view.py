@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rebalance_lab.coordinator.group.messages import ProtocolEntry
-from rebalance_lab.coordinator.group.model import Group, Member
+from rebalance_lab.coordinator.classic.messages import ProtocolEntry
+from rebalance_lab.coordinator.classic.model import Group, Member
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import Enum
 
 from rebalance_lab.config import Flavor, GroupConfig
-from rebalance_lab.coordinator.group.model import Group
+from rebalance_lab.coordinator.classic.model import Group
 from rebalance_lab.coordinator.timers import Due, TimerQueue
 
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rebalance_lab.config import Flavor
-from rebalance_lab.coordinator.group.model import Group
-from rebalance_lab.coordinator.group.ordering import champ_order, first_max, java_hashmap_order
+from rebalance_lab.coordinator.classic.model import Group
+from rebalance_lab.coordinator.classic.ordering import champ_order, first_max, java_hashmap_order
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from collections.abc import Hashable
 from dataclasses import dataclass, field
 
 from rebalance_lab.config import Flavor
-from rebalance_lab.coordinator.group.messages import ProtocolEntry
-from rebalance_lab.coordinator.group.ordering import OrderedMembers
-from rebalance_lab.coordinator.group.state import GroupState
+from rebalance_lab.coordinator.classic.messages import ProtocolEntry
+from rebalance_lab.coordinator.classic.ordering import OrderedMembers
+from rebalance_lab.coordinator.classic.state import GroupState
 from rebalance_lab.protocol.errors import ErrorCode
 
 

@@ -1,12 +1,16 @@
-"""What a transition returns: replies (to the caller and to parked requests) and records."""
+"""What a transition returns: replies (to the caller and to parked requests) and records.
+
+Shared by the classic group (``coordinator/classic``) and the KIP-848 consumer group
+(``coordinator/consumer``): a reply is whatever result type the group's API returns.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
-from rebalance_lab.coordinator.group.messages import Result
-from rebalance_lab.coordinator.group.records import GroupRecord
+from rebalance_lab.coordinator.records import GroupRecord
 
 
 @dataclass
@@ -17,10 +21,10 @@ class Effects:
     request was orphaned (a duplicate JoinGroup overwrote it, trap §16.10) never appears.
     """
 
-    replies: list[tuple[Hashable, Result]] = field(default_factory=list)
+    replies: list[tuple[Hashable, Any]] = field(default_factory=list)
     records: list[GroupRecord] = field(default_factory=list)
 
-    def reply(self, token: Hashable, result: Result) -> None:
+    def reply(self, token: Hashable, result: Any) -> None:
         self.replies.append((token, result))
 
     def record(self, record: GroupRecord) -> None:
@@ -30,6 +34,6 @@ class Effects:
         self.replies.extend(other.replies)
         self.records.extend(other.records)
 
-    def reply_to(self, token: Hashable) -> Result | None:
+    def reply_to(self, token: Hashable) -> Any | None:
         """The reply to one token, if this transition produced one (tests and the shell use it)."""
         return next((r for t, r in self.replies if t == token), None)

@@ -7,26 +7,26 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from rebalance_lab.coordinator.group.context import Core
-from rebalance_lab.coordinator.group.effects import Effects
-from rebalance_lab.coordinator.group.messages import JoinGroupInput, JoinGroupResult, client_reason
-from rebalance_lab.coordinator.group.model import Group, Member
-from rebalance_lab.coordinator.group.rebalance import (
+from rebalance_lab.coordinator.classic.context import Core
+from rebalance_lab.coordinator.classic.messages import JoinGroupInput, JoinGroupResult, client_reason
+from rebalance_lab.coordinator.classic.model import Group, Member
+from rebalance_lab.coordinator.classic.rebalance import (
     join_result_for,
     maybe_complete_join,
     maybe_prepare_rebalance_or_complete_join,
     prepare_rebalance,
     schedule_heartbeat,
 )
-from rebalance_lab.coordinator.group.records import (
+from rebalance_lab.coordinator.classic.records import (
     GroupCreated,
     MemberJoined,
     MemberLeft,
     MemberRejoined,
     PendingMemberAdded,
 )
-from rebalance_lab.coordinator.group.state import GroupState
-from rebalance_lab.coordinator.group.static import replace_static_member
+from rebalance_lab.coordinator.classic.state import GroupState
+from rebalance_lab.coordinator.classic.static import replace_static_member
+from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.errors import ErrorCode
 
 _E = ErrorCode

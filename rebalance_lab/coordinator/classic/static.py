@@ -8,17 +8,16 @@ from __future__ import annotations
 from collections.abc import Hashable
 from dataclasses import replace
 
-from rebalance_lab.coordinator.group.context import Core
-from rebalance_lab.coordinator.group.effects import Effects
-from rebalance_lab.coordinator.group.messages import (
+from rebalance_lab.coordinator.classic.context import Core
+from rebalance_lab.coordinator.classic.messages import (
     JoinGroupInput,
     JoinGroupResult,
     SyncGroupResult,
     client_reason,
 )
-from rebalance_lab.coordinator.group.model import Group, Member
-from rebalance_lab.coordinator.group.protocol_selection import select_protocol
-from rebalance_lab.coordinator.group.rebalance import (
+from rebalance_lab.coordinator.classic.model import Group, Member
+from rebalance_lab.coordinator.classic.protocol_selection import select_protocol
+from rebalance_lab.coordinator.classic.rebalance import (
     cancel_heartbeat,
     complete_join_future,
     complete_sync_future,
@@ -27,8 +26,9 @@ from rebalance_lab.coordinator.group.rebalance import (
     prepare_rebalance,
     schedule_heartbeat,
 )
-from rebalance_lab.coordinator.group.records import StaticMemberReplaced
-from rebalance_lab.coordinator.group.state import GroupState
+from rebalance_lab.coordinator.classic.records import StaticMemberReplaced
+from rebalance_lab.coordinator.classic.state import GroupState
+from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.errors import ErrorCode
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from rebalance_lab.coordinator.group.context import Core, sync_key
-from rebalance_lab.coordinator.group.effects import Effects
-from rebalance_lab.coordinator.group.messages import SyncGroupInput, SyncGroupResult
-from rebalance_lab.coordinator.group.model import Group, Member
-from rebalance_lab.coordinator.group.rebalance import complete_sync_future, schedule_heartbeat
-from rebalance_lab.coordinator.group.records import AssignmentStored, GenerationSnapshot, SnapshotMember
-from rebalance_lab.coordinator.group.state import GroupState
+from rebalance_lab.coordinator.classic.context import Core, sync_key
+from rebalance_lab.coordinator.classic.messages import SyncGroupInput, SyncGroupResult
+from rebalance_lab.coordinator.classic.model import Group, Member
+from rebalance_lab.coordinator.classic.rebalance import complete_sync_future, schedule_heartbeat
+from rebalance_lab.coordinator.classic.records import AssignmentStored, GenerationSnapshot, SnapshotMember
+from rebalance_lab.coordinator.classic.state import GroupState
+from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.errors import ErrorCode
 
 _E = ErrorCode

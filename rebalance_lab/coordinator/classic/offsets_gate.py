@@ -10,12 +10,12 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from rebalance_lab.coordinator.group.context import Core
-from rebalance_lab.coordinator.group.effects import Effects
-from rebalance_lab.coordinator.group.model import Group
-from rebalance_lab.coordinator.group.rebalance import schedule_heartbeat
-from rebalance_lab.coordinator.group.records import GroupCreated
-from rebalance_lab.coordinator.group.state import GroupState
+from rebalance_lab.coordinator.classic.context import Core
+from rebalance_lab.coordinator.classic.model import Group
+from rebalance_lab.coordinator.classic.rebalance import schedule_heartbeat
+from rebalance_lab.coordinator.classic.records import GroupCreated
+from rebalance_lab.coordinator.classic.state import GroupState
+from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.errors import ErrorCode
 
 _E = ErrorCode

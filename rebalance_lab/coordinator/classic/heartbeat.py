@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 
-from rebalance_lab.coordinator.group.context import Core
-from rebalance_lab.coordinator.group.effects import Effects
-from rebalance_lab.coordinator.group.messages import HeartbeatInput, HeartbeatResult, JoinGroupResult
-from rebalance_lab.coordinator.group.model import Group
-from rebalance_lab.coordinator.group.rebalance import (
+from rebalance_lab.coordinator.classic.context import Core
+from rebalance_lab.coordinator.classic.messages import HeartbeatInput, HeartbeatResult, JoinGroupResult
+from rebalance_lab.coordinator.classic.model import Group
+from rebalance_lab.coordinator.classic.rebalance import (
     complete_join_after_removal,
     complete_join_future,
     maybe_prepare_rebalance_or_complete_join,
     schedule_heartbeat,
 )
-from rebalance_lab.coordinator.group.records import MemberExpired, PendingMemberExpired
-from rebalance_lab.coordinator.group.state import GroupState
+from rebalance_lab.coordinator.classic.records import MemberExpired, PendingMemberExpired
+from rebalance_lab.coordinator.classic.state import GroupState
+from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.errors import ErrorCode
 
 _E = ErrorCode

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Hashable
 
 from rebalance_lab.config import Flavor
-from rebalance_lab.coordinator.group.context import Core, heartbeat_key, join_key, sync_key
-from rebalance_lab.coordinator.group.effects import Effects
-from rebalance_lab.coordinator.group.messages import (
+from rebalance_lab.coordinator.classic.context import Core, heartbeat_key, join_key, sync_key
+from rebalance_lab.coordinator.classic.messages import (
     INT_MIN,
     DeleteGroupsInput,
     DeleteGroupsResult,
@@ -19,9 +18,10 @@ from rebalance_lab.coordinator.group.messages import (
     ListGroupsInput,
     ListGroupsResult,
 )
-from rebalance_lab.coordinator.group.model import Group, Member
-from rebalance_lab.coordinator.group.records import GroupDeleted
-from rebalance_lab.coordinator.group.state import GroupState
+from rebalance_lab.coordinator.classic.model import Group, Member
+from rebalance_lab.coordinator.classic.records import GroupDeleted
+from rebalance_lab.coordinator.classic.state import GroupState
+from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.errors import ErrorCode
 
 # Bit field of every GROUP operation when no authorizer is configured (AclEntry):

@@ -13,8 +13,8 @@ import uuid
 from collections.abc import Callable, Hashable
 
 from rebalance_lab.config import Flavor, GroupConfig
-from rebalance_lab.coordinator.group import admin, describe, heartbeat, join, leave, offsets_gate, rebalance, sync
-from rebalance_lab.coordinator.group.context import (
+from rebalance_lab.coordinator.classic import admin, describe, heartbeat, join, leave, offsets_gate, rebalance, sync
+from rebalance_lab.coordinator.classic.context import (
     Core,
     GroupTimers,
     InitialDelay,
@@ -25,10 +25,9 @@ from rebalance_lab.coordinator.group.context import (
     TimerKind,
     TimerPayload,
 )
-from rebalance_lab.coordinator.group.effects import Effects
-from rebalance_lab.coordinator.group.expiry import on_pending_sync_expired
-from rebalance_lab.coordinator.group.loading import while_loading
-from rebalance_lab.coordinator.group.messages import (
+from rebalance_lab.coordinator.classic.expiry import on_pending_sync_expired
+from rebalance_lab.coordinator.classic.loading import while_loading
+from rebalance_lab.coordinator.classic.messages import (
     DeleteGroupsInput,
     DescribeGroupsInput,
     HeartbeatInput,
@@ -37,8 +36,9 @@ from rebalance_lab.coordinator.group.messages import (
     ListGroupsInput,
     SyncGroupInput,
 )
-from rebalance_lab.coordinator.group.state import GroupState
-from rebalance_lab.coordinator.group.view import GroupView, group_view
+from rebalance_lab.coordinator.classic.state import GroupState
+from rebalance_lab.coordinator.classic.view import GroupView, group_view
+from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.errors import ErrorCode
 
 

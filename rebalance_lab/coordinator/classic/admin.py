@@ -6,11 +6,11 @@ body ``on_member_timeout``), so what follows is exactly what a real trigger woul
 
 from __future__ import annotations
 
-from rebalance_lab.coordinator.group.context import Core
-from rebalance_lab.coordinator.group.effects import Effects
-from rebalance_lab.coordinator.group.heartbeat import on_member_timeout
-from rebalance_lab.coordinator.group.rebalance import cancel_heartbeat, prepare_rebalance
-from rebalance_lab.coordinator.group.state import GroupState
+from rebalance_lab.coordinator.classic.context import Core
+from rebalance_lab.coordinator.classic.heartbeat import on_member_timeout
+from rebalance_lab.coordinator.classic.rebalance import cancel_heartbeat, prepare_rebalance
+from rebalance_lab.coordinator.classic.state import GroupState
+from rebalance_lab.coordinator.effects import Effects
 
 
 class AdminError(Exception):

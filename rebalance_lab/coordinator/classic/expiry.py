@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from rebalance_lab.coordinator.group.context import Core
-from rebalance_lab.coordinator.group.effects import Effects
-from rebalance_lab.coordinator.group.model import Group
-from rebalance_lab.coordinator.group.ordering import java_hashmap_order
-from rebalance_lab.coordinator.group.rebalance import cancel_heartbeat, prepare_rebalance
-from rebalance_lab.coordinator.group.records import MemberLeft
-from rebalance_lab.coordinator.group.state import GroupState
+from rebalance_lab.coordinator.classic.context import Core
+from rebalance_lab.coordinator.classic.model import Group
+from rebalance_lab.coordinator.classic.ordering import java_hashmap_order
+from rebalance_lab.coordinator.classic.rebalance import cancel_heartbeat, prepare_rebalance
+from rebalance_lab.coordinator.classic.records import MemberLeft
+from rebalance_lab.coordinator.classic.state import GroupState
+from rebalance_lab.coordinator.effects import Effects
 
 
 def on_pending_sync_expired(core: Core, fx: Effects, group: Group, now_ms: int, generation_id: int) -> None:

@@ -1,6 +1,6 @@
 """Records: every state change of a classic group as a small frozen value (STYLE.md principle 2).
 
-The core emits them in :class:`~rebalance_lab.coordinator.group.effects.Effects` in the
+The core emits them in :class:`~rebalance_lab.coordinator.effects.Effects` in the
 order the changes happen. They carry what a narrator needs (who joined with which
 protocols, the candidates, each vote and the winner, the leader, who got which bytes,
 why a rebalance started) and each converts to one row of the canonical event schema
@@ -11,40 +11,11 @@ raw here; decoding them into partitions is the recorder's job.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-SCHEMA_VERSION = "rbl-event/1"
-
-
-def _iso(ts_ms: int) -> str:
-    return datetime.fromtimestamp(ts_ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
-
-
-@dataclass(frozen=True)
-class GroupRecord:
-    event_type: ClassVar[str] = ""
-    group_id: str
-    ts_ms: int
-
-    def fields(self) -> dict[str, Any]:
-        """Columns beyond the common ones; each subclass adds its own."""
-        return {}
-
-    def to_event(self, seq: int = 0) -> dict[str, Any]:
-        row: dict[str, Any] = {
-            "schema_version": SCHEMA_VERSION,
-            "source": "emulator",
-            "source_ref": "",
-            "seq": seq,
-            "ts": _iso(self.ts_ms),
-            "ts_kind": "emulated",
-            "group_id": self.group_id,
-            "group_kind": "classic",
-            "event_type": self.event_type,
-        }
-        row.update(self.fields())
-        return row
+from rebalance_lab.coordinator.records import SCHEMA_VERSION as SCHEMA_VERSION
+from rebalance_lab.coordinator.records import GroupRecord as GroupRecord
+from rebalance_lab.coordinator.records import _iso as _iso
 
 
 @dataclass(frozen=True)

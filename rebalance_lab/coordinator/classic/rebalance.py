@@ -7,7 +7,7 @@ Java ``GMM.prepareRebalance``, ``maybeCompleteJoinPhase``, ``completeClassicGrou
 
 from __future__ import annotations
 
-from rebalance_lab.coordinator.group.context import (
+from rebalance_lab.coordinator.classic.context import (
     Core,
     InitialDelay,
     MemberTimeout,
@@ -17,17 +17,17 @@ from rebalance_lab.coordinator.group.context import (
     join_key,
     sync_key,
 )
-from rebalance_lab.coordinator.group.effects import Effects
-from rebalance_lab.coordinator.group.messages import JoinedMember, JoinGroupResult, SyncGroupResult
-from rebalance_lab.coordinator.group.model import Group, Member
-from rebalance_lab.coordinator.group.protocol_selection import select_protocol
-from rebalance_lab.coordinator.group.records import (
+from rebalance_lab.coordinator.classic.messages import JoinedMember, JoinGroupResult, SyncGroupResult
+from rebalance_lab.coordinator.classic.model import Group, Member
+from rebalance_lab.coordinator.classic.protocol_selection import select_protocol
+from rebalance_lab.coordinator.classic.records import (
     GenerationStarted,
     GroupEmpty,
     MembersDroppedNotRejoined,
     RebalancePrepared,
 )
-from rebalance_lab.coordinator.group.state import CAN_REBALANCE, GroupState
+from rebalance_lab.coordinator.classic.state import CAN_REBALANCE, GroupState
+from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.errors import ErrorCode
 
 # -- member timers (§9.2) ------------------------------------------------------------------

@@ -9,7 +9,7 @@ REBALANCE_IN_PROGRESS (27). Both coordinators answer Heartbeat with a blind NONE
 from __future__ import annotations
 
 from rebalance_lab.config import Flavor
-from rebalance_lab.coordinator.group.messages import (
+from rebalance_lab.coordinator.classic.messages import (
     DeleteGroupsInput,
     DeleteGroupsResult,
     DescribedGroup,
