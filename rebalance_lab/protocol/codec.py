@@ -29,6 +29,7 @@ import kafka.protocol.producer.produce
 import kafka.protocol.producer.transaction  # noqa: F401
 from kafka.protocol.api_message import ApiMessage
 
+from rebalance_lab.protocol import own_messages
 from rebalance_lab.protocol.errors import MalformedRequest
 
 _HEADER = struct.Struct(">hhi")
@@ -49,7 +50,7 @@ def _all_message_classes() -> list[Any]:
 def _index(kind: str) -> dict[int, Any]:
     table: dict[int, Any] = {}
     for cls in _all_message_classes():
-        if cls.type == kind and cls.__module__.startswith("kafka.protocol."):
+        if cls.type == kind and (cls.__module__.startswith("kafka.protocol.") or cls.__module__ == own_messages.__name__):
             table.setdefault(int(cls.API_KEY), cls)
     return table
 
