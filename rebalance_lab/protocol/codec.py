@@ -50,7 +50,8 @@ def _all_message_classes() -> list[Any]:
 def _index(kind: str) -> dict[int, Any]:
     table: dict[int, Any] = {}
     for cls in _all_message_classes():
-        if cls.type == kind and (cls.__module__.startswith("kafka.protocol.") or cls.__module__ == own_messages.__name__):
+        ours = cls.__module__ == own_messages.__name__
+        if cls.type == kind and (cls.__module__.startswith("kafka.protocol.") or ours):
             table.setdefault(int(cls.API_KEY), cls)
     return table
 
