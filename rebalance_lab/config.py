@@ -32,6 +32,75 @@ class GroupConfig:
     offset_metadata_max_bytes: int = 4_096
 
 
+MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")
+
+
+class ConsumerGroupConfigError(ValueError):
+    """A ``group.consumer.*`` combination Kafka refuses at start-up (message as Kafka's ConfigException)."""
+
+
+@dataclass(frozen=True)
+class ConsumerGroupConfig:
+    """KIP-848 consumer group settings (``GroupCoordinatorConfig``, Kafka 4.4.0 defaults and bounds)."""
+
+    session_timeout_ms: int = 45_000
+    min_session_timeout_ms: int = 45_000
+    max_session_timeout_ms: int = 60_000
+    heartbeat_interval_ms: int = 5_000
+    min_heartbeat_interval_ms: int = 5_000
+    max_heartbeat_interval_ms: int = 15_000
+    max_size: int = 2_147_483_647
+    assignors: tuple[str, ...] = ("uniform", "range")  # the first is the default
+    migration_policy: str = "bidirectional"
+    # 4.4: a new target assignment at most once per interval (group.consumer.assignment.interval.ms)
+    assignment_interval_ms: int = 1_000
+    min_assignment_interval_ms: int = 0
+    max_assignment_interval_ms: int = 15_000
+    regex_refresh_interval_ms: int = 600_000
+
+    def __post_init__(self) -> None:
+        for problem in consumer_config_problems(self):
+            raise ConsumerGroupConfigError(problem)
+
+
+def _ge(name: str, other: str) -> str:
+    return f"group.consumer.{name} must be greater than or equal to group.consumer.{other}"
+
+
+def consumer_config_problems(c: ConsumerGroupConfig) -> list[str]:
+    """``GroupCoordinatorConfig.verifyConsumerGroupConfigs`` in its order (then the value checks of the defs)."""
+    checks = [
+        (c.max_heartbeat_interval_ms >= c.min_heartbeat_interval_ms,
+         _ge("max.heartbeat.interval.ms", "min.heartbeat.interval.ms")),
+        (c.heartbeat_interval_ms >= c.min_heartbeat_interval_ms,
+         _ge("heartbeat.interval.ms", "min.heartbeat.interval.ms")),
+        (c.heartbeat_interval_ms <= c.max_heartbeat_interval_ms, "group.consumer.heartbeat.interval.ms must be less "
+         "than or equal to group.consumer.max.heartbeat.interval.ms"),
+        (c.max_session_timeout_ms >= c.min_session_timeout_ms, _ge("max.session.timeout.ms", "min.session.timeout.ms")),
+        (c.session_timeout_ms >= c.min_session_timeout_ms, _ge("session.timeout.ms", "min.session.timeout.ms")),
+        (c.session_timeout_ms <= c.max_session_timeout_ms, "group.consumer.session.timeout.ms must be less than or "
+         "equal to group.consumer.max.session.timeout.ms"),
+        (c.heartbeat_interval_ms < c.session_timeout_ms,
+         "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms"),
+        (c.max_assignment_interval_ms >= c.min_assignment_interval_ms,
+         _ge("max.assignment.interval.ms", "min.assignment.interval.ms")),
+        (c.assignment_interval_ms >= c.min_assignment_interval_ms,
+         _ge("assignment.interval.ms", "min.assignment.interval.ms")),
+        (c.assignment_interval_ms <= c.max_assignment_interval_ms, "group.consumer.assignment.interval.ms must be "
+         "less than or equal to group.consumer.max.assignment.interval.ms"),
+        (c.max_size >= 1, "Invalid value 0 for configuration group.consumer.max.size: Value must be at least 1"
+         if c.max_size == 0 else f"Invalid value {c.max_size} for configuration group.consumer.max.size: "
+         "Value must be at least 1"),
+        (bool(c.assignors) and all(a in ("uniform", "range") for a in c.assignors),
+         f"Invalid value {','.join(c.assignors)} for configuration group.consumer.assignors: the known server "
+         "assignors are uniform and range"),
+        (c.migration_policy.lower() in MIGRATION_POLICIES,
+         f"Invalid value {c.migration_policy} for configuration group.consumer.migration.policy: String must be "
+         "one of (case insensitive): DISABLED, DOWNGRADE, UPGRADE, BIDIRECTIONAL"),
+    ]
+    return [message for ok, message in checks if not ok]
+
+
 @dataclass(frozen=True)
 class EmulatorConfig:
     host: str = "127.0.0.1"
@@ -50,6 +119,7 @@ class EmulatorConfig:
     max_request_bytes: int = 104_857_600  # socket.request.max.bytes
     api_versions: str = "codec"  # a preset name or a JSON file (see protocol/versions.py)
     group: GroupConfig = field(default_factory=GroupConfig)
+    consumer_group: ConsumerGroupConfig = field(default_factory=ConsumerGroupConfig)  # KIP-848 groups (kafka-4)
     manual_clock: bool = False
     record_path: str | None = None
     explain: bool = False
