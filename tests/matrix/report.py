@@ -125,5 +125,9 @@ def render(results: list[ClientResult], when: datetime.datetime | None = None) -
 
 
 def write(path: Path, results: list[ClientResult]) -> None:
+    """Rewrite the document, keeping the KIP-848 section that ``test_kip848_matrix.py`` wrote."""
+    from tests.matrix.kip848_report import carry_over  # it imports DOC_PATH from here
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render(results))
+    kept = carry_over(path.read_text()) if path.exists() else ""
+    path.write_text(render(results) + (f"\n{kept}\n" if kept else ""))

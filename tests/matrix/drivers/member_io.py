@@ -1,7 +1,8 @@
 """What the Python matrix drivers share: their arguments, JSON-lines output and the "close" command.
 
 Every driver (Python, Node, Java, Go) speaks the same protocol with the test: arguments
-``--bootstrap --topic --group --member --session-timeout-ms --heartbeat-ms --assignor``; one
+``--bootstrap --topic --group --member --session-timeout-ms --heartbeat-ms --assignor`` (and
+``--group-protocol classic|consumer`` for the clients that speak KIP-848); one
 JSON object per stdout line (``started``, ``assigned``/``revoked``/``lost``, ``records`` with
 ``[[partition, offset], ...]``, ``error``, ``closed``); a line ``close`` on stdin (or stdin
 ending) asks it to leave the group cleanly and exit.
@@ -30,6 +31,9 @@ def parse_args(default_assignor: str, argv: list[str] | None = None) -> argparse
     parser.add_argument("--session-timeout-ms", type=int, default=6000)
     parser.add_argument("--heartbeat-ms", type=int, default=500)
     parser.add_argument("--assignor", default=default_assignor)
+    # "consumer" is KIP-848: the broker assigns (--assignor names its server assignor, uniform or range),
+    # and the session timeout and heartbeat interval are the broker's, so the two options above are unused.
+    parser.add_argument("--group-protocol", choices=("classic", "consumer"), default="classic")
     # The client's own log goes to stderr, which the test keeps in a file and shows on failure, after
     # asking for every thread's stack with SIGUSR1 (a wedged client shows where it waits).
     faulthandler.register(signal.SIGUSR1, all_threads=True)

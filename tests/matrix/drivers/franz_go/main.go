@@ -4,8 +4,14 @@
 // JSON lines, and leaves the group cleanly (Client.Close sends LeaveGroup) when a line "close"
 // arrives on stdin or stdin ends. A crash is the test SIGKILLing this process.
 //
+// With --group-protocol consumer it runs a KIP-848 group (kgo.ServerSideBalancer): the broker
+// assigns with its "uniform" assignor (asked for by --assignor uniform, which franz-go derives
+// from its sticky balancer) or "range", and owns the session timeout and heartbeat interval.
+// franz-go falls back to the classic protocol by itself when the broker does not serve KIP-848,
+// so the test checks on the wire that the members sent ConsumerGroupHeartbeat and no JoinGroup.
+//
 //	franz-go-driver --bootstrap HOST:PORT --topic T --group G --member a \
-//	    --session-timeout-ms 6000 --heartbeat-ms 500 [--assignor cooperative-sticky]
+//	    --session-timeout-ms 6000 --heartbeat-ms 500 [--assignor cooperative-sticky] [--group-protocol classic]
 package main
 
 import (
@@ -51,6 +57,8 @@ func franzVersion() string {
 
 func balancer(name string) (kgo.GroupBalancer, error) {
 	switch name {
+	case "uniform": // KIP-848: franz-go asks the broker for "uniform" when its first balancer is sticky
+		return kgo.CooperativeStickyBalancer(), nil
 	case "cooperative-sticky":
 		return kgo.CooperativeStickyBalancer(), nil
 	case "sticky":
@@ -76,7 +84,8 @@ func main() {
 	member := flag.String("member", "", "member name (part of the client id)")
 	sessionMs := flag.Int("session-timeout-ms", 6000, "session timeout")
 	heartbeatMs := flag.Int("heartbeat-ms", 500, "heartbeat interval")
-	assignor := flag.String("assignor", "cooperative-sticky", "cooperative-sticky, sticky, range or roundrobin")
+	assignor := flag.String("assignor", "cooperative-sticky", "cooperative-sticky, sticky, range, roundrobin, uniform")
+	protocol := flag.String("group-protocol", "classic", "classic, or consumer (KIP-848)")
 	flag.Parse()
 
 	bal, err := balancer(*assignor)
@@ -84,16 +93,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	cl, err := kgo.NewClient(
+	opts := []kgo.Opt{
 		kgo.SeedBrokers(strings.Split(*bootstrap, ",")...),
-		kgo.ClientID("matrix-franz-go-"+*member),
+		kgo.ClientID("matrix-franz-go-" + *member),
 		kgo.ConsumerGroup(*group),
 		kgo.ConsumeTopics(*topic),
 		kgo.Balancers(bal),
-		kgo.SessionTimeout(time.Duration(*sessionMs)*time.Millisecond),
-		kgo.HeartbeatInterval(time.Duration(*heartbeatMs)*time.Millisecond),
+		kgo.SessionTimeout(time.Duration(*sessionMs) * time.Millisecond),
+		kgo.HeartbeatInterval(time.Duration(*heartbeatMs) * time.Millisecond),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
-		kgo.FetchMaxWait(500*time.Millisecond),
+		kgo.FetchMaxWait(500 * time.Millisecond),
 		kgo.OnPartitionsAssigned(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 			emit(map[string]any{"event": "assigned", "partitions": partitionsOf(m, *topic)})
 		}),
@@ -103,12 +112,17 @@ func main() {
 		kgo.OnPartitionsLost(func(_ context.Context, _ *kgo.Client, m map[string][]int32) {
 			emit(map[string]any{"event": "lost", "partitions": partitionsOf(m, *topic)})
 		}),
-	)
+	}
+	if *protocol == "consumer" {
+		opts = append(opts, kgo.ServerSideBalancer())
+	}
+	cl, err := kgo.NewClient(opts...)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	emit(map[string]any{"event": "started", "client": "franz-go", "version": franzVersion(), "assignor": *assignor})
+	emit(map[string]any{"event": "started", "client": "franz-go", "version": franzVersion(), "assignor": *assignor,
+		"group_protocol": *protocol})
 
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {

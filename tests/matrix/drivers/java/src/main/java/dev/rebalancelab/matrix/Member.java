@@ -26,7 +26,9 @@ import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 
 /**
- * Matrix driver for the Java KafkaConsumer: one consumer-group member (classic protocol).
+ * Matrix driver for the Java KafkaConsumer: one consumer-group member, classic protocol or, with
+ * {@code --group-protocol consumer}, KIP-848 (the broker assigns with the server assignor named by
+ * {@code --assignor}, uniform or range, and owns the session timeout and heartbeat interval).
  *
  * <p>It joins the group, prints what it is assigned and every record it consumes to stdout as JSON
  * lines, and leaves the group cleanly ({@code close()} sends LeaveGroup) when a line "close" arrives on
@@ -34,7 +36,7 @@ import org.apache.kafka.common.serialization.ByteArrayDeserializer;
  *
  * <pre>
  * java -cp ... dev.rebalancelab.matrix.Member --bootstrap HOST:PORT --topic T --group G --member a \
- *     --session-timeout-ms 6000 --heartbeat-ms 500 [--assignor cooperative-sticky]
+ *     --session-timeout-ms 6000 --heartbeat-ms 500 [--assignor cooperative-sticky] [--group-protocol classic]
  * </pre>
  */
 public final class Member {
@@ -94,10 +96,17 @@ public final class Member {
         props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, opts.get("bootstrap"));
         props.put(ConsumerConfig.GROUP_ID_CONFIG, opts.get("group"));
         props.put(ConsumerConfig.CLIENT_ID_CONFIG, "matrix-java-" + opts.get("member"));
-        props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, "classic");
-        props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignorClass(opts.get("assignor")));
-        props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, opts.get("session-timeout-ms"));
-        props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, opts.get("heartbeat-ms"));
+        String protocol = opts.getOrDefault("group-protocol", "classic");
+        props.put(ConsumerConfig.GROUP_PROTOCOL_CONFIG, protocol);
+        if (protocol.equals("consumer")) {
+            // KIP-848: the client may not set the assignment strategy, session timeout or heartbeat
+            // interval (ConsumerConfig rejects them); it only names the broker's assignor.
+            props.put(ConsumerConfig.GROUP_REMOTE_ASSIGNOR_CONFIG, opts.get("assignor"));
+        } else {
+            props.put(ConsumerConfig.PARTITION_ASSIGNMENT_STRATEGY_CONFIG, assignorClass(opts.get("assignor")));
+            props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, opts.get("session-timeout-ms"));
+            props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, opts.get("heartbeat-ms"));
+        }
         props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
         props.put(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "500");
         props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName());
@@ -105,7 +114,7 @@ public final class Member {
 
         KafkaConsumer<byte[], byte[]> consumer = new KafkaConsumer<>(props);
         emit("{\"event\":\"started\",\"client\":\"java\",\"version\":\"" + kafkaVersion()
-                + "\",\"assignor\":\"" + opts.get("assignor") + "\"}");
+                + "\",\"assignor\":\"" + opts.get("assignor") + "\",\"group_protocol\":\"" + protocol + "\"}");
 
         AtomicBoolean closing = new AtomicBoolean(false);
         Thread stdin = new Thread(() -> {
