@@ -13,7 +13,17 @@ import uuid
 from collections.abc import Callable, Hashable
 
 from rebalance_lab.config import Flavor, GroupConfig
-from rebalance_lab.coordinator.classic import admin, describe, heartbeat, join, leave, offsets_gate, rebalance, sync
+from rebalance_lab.coordinator.classic import (
+    admin,
+    conversion,
+    describe,
+    heartbeat,
+    join,
+    leave,
+    offsets_gate,
+    rebalance,
+    sync,
+)
 from rebalance_lab.coordinator.classic.context import (
     Core,
     GroupTimers,
@@ -140,6 +150,35 @@ class GroupCoordinator:
         group = self._core.groups.get(group_id)
         if group is not None and group.state is GroupState.EMPTY:
             describe.delete_group(self._core, fx, now_ms, group)
+        return fx
+
+    # -- online migration (KIP-848, spec/kip848.md §7) -----------------------------------------
+
+    def group_kind(self, group_id: str) -> str | None:
+        """``"empty"``, ``"non-empty"`` or None: what a consumer-protocol join finds under this id."""
+        return conversion.group_kind(self._core, group_id)
+
+    def export_group(self, group_id: str) -> conversion.ClassicGroupState | None:
+        """The members an upgrade converts (None when there is no classic group of this id)."""
+        group = self._core.groups.get(group_id)
+        return None if group is None else conversion.snapshot(group)
+
+    def convert_out(self, now_ms: int, group_id: str) -> Effects:
+        """The group becomes a consumer group: an Empty one is dropped, a live one hands over (upgrade)."""
+        fx = Effects()
+        group = self._core.groups.get(group_id)
+        if group is None:
+            return fx
+        if group.state is GroupState.EMPTY:
+            conversion.remove_empty(self._core, fx, now_ms, group)
+        else:
+            conversion.remove_for_upgrade(self._core, fx, now_ms, group)
+        return fx
+
+    def adopt(self, now_ms: int, downgrade: conversion.Downgrade) -> Effects:
+        """A consumer group's remaining classic members become this coordinator's group (downgrade)."""
+        fx = Effects()
+        conversion.adopt(self._core, fx, now_ms, downgrade)
         return fx
 
     # -- operator actions (fault injection, tests) ------------------------------------------

@@ -287,3 +287,34 @@ class GroupDeleted(GroupRecord):
 
     def fields(self) -> dict[str, Any]:
         return {"generation": self.generation}
+
+
+@dataclass(frozen=True)
+class GroupUpgraded(GroupRecord):
+    """The classic group became a KIP-848 consumer group of the same id (online upgrade, or an Empty group
+    converted by a consumer-protocol join); its offsets stay. For the classic fold the group ends here."""
+
+    event_type: ClassVar[str] = "GROUP_DEAD"
+    generation: int
+    cause: str  # "protocol_upgrade" | "empty_group_conversion"
+
+    def fields(self) -> dict[str, Any]:
+        return {"generation": self.generation, "reason_code": self.cause,
+                "reason_raw": "converted to a consumer group"}
+
+
+@dataclass(frozen=True)
+class GroupDowngraded(GroupRecord):
+    """A consumer group became this classic group, Stable at generation = its epoch (online downgrade);
+    a :class:`GenerationSnapshot` with the members and their assignments follows."""
+
+    event_type: ClassVar[str] = "GROUP_LOADED"
+    generation: int
+    protocol: str
+    leader_id: str
+    n_members: int
+
+    def fields(self) -> dict[str, Any]:
+        return {"generation": self.generation, "protocol": self.protocol, "leader_id": self.leader_id,
+                "n_members": self.n_members, "protocol_type": "consumer", "reason_code": "protocol_downgrade",
+                "reason_raw": "converted from a consumer group"}
