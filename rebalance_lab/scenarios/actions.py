@@ -194,7 +194,10 @@ def fetch(ctx: RunContext, step: Step) -> list[Outgoing]:
     group_id = ctx.member_group(who, opts) if step.members else ctx.group_id(opts.get("group"))
     client_id = ctx.member(who).client_id if step.members else ADMIN
     stable = bool(opts.get("require_stable", False))
-    return [Outgoing(who, "OffsetFetch", group_id, client_id, lambda v: rq.fetch(group_id, v, topics, stable),
+    # v9+: a consumer-protocol member's id and epoch (KIP-848); absent = an admin fetch
+    member = (None if opts.get("member_id") is None else ctx.resolve_id(opts["member_id"]),
+              int(opts.get("member_epoch", -1)))
+    return [Outgoing(who, "OffsetFetch", group_id, client_id, lambda v: rq.fetch(group_id, v, topics, stable, member),
                      _explicit_version(step), str(opts.get("connection", "main")), sort_topics=topics is None)]
 
 

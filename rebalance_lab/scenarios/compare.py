@@ -9,12 +9,15 @@ like the broker the harness starts: the scenario's ``initial_rebalance_delay_ms`
 from __future__ import annotations
 
 import asyncio
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from rebalance_lab.config import EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.scenarios.loader import load_scenario
-from rebalance_lab.scenarios.model import Scenario
+from rebalance_lab.scenarios.model import Scenario, ScenarioError
 from rebalance_lab.scenarios.runner import ScenarioSource, run_scenario_async
 from rebalance_lab.scenarios.transcript import Transcript, diff_transcripts
 
@@ -31,15 +34,34 @@ class Comparison:
 
 
 def emulator_config(
-    initial_rebalance_delay_ms: int, flavor: Flavor = Flavor.KAFKA_4, min_session_timeout_ms: int = 6_000
+    initial_rebalance_delay_ms: int, flavor: Flavor = Flavor.KAFKA_4, min_session_timeout_ms: int = 6_000,
+    broker: Mapping[str, str] | None = None,
 ) -> EmulatorConfig:
-    return EmulatorConfig(
+    config = EmulatorConfig(
         port=0,
         flavor=flavor,
         api_versions=flavor.value,
         group=GroupConfig(initial_rebalance_delay_ms=initial_rebalance_delay_ms,
                           min_session_timeout_ms=min_session_timeout_ms),
     )
+    for prop, value in (broker or {}).items():
+        config = _with_property(config, prop, value)
+    return config
+
+
+def _with_property(config: EmulatorConfig, prop: str, value: str) -> EmulatorConfig:
+    """A scenario's ``broker:`` property on the emulator's config: ``group.consumer.X.Y`` is
+    ``consumer_group.X_Y`` (KIP-848 settings), ``group.X.Y`` is ``group.X_Y``."""
+    section, name = ("consumer_group", prop[len("group.consumer."):]) if prop.startswith("group.consumer.") \
+        else ("group", prop.removeprefix("group."))
+    part: Any = getattr(config, section, None)
+    key = name.replace(".", "_")
+    if part is None or key not in {f.name for f in dataclasses.fields(part)}:
+        raise ScenarioError(f"broker property {prop!r} has no emulator setting ({section}.{key})")
+    current = getattr(part, key)
+    typed: object = int(value) if isinstance(current, int) else value
+    changes: dict[str, Any] = {section: dataclasses.replace(part, **{key: typed})}
+    return dataclasses.replace(config, **changes)
 
 
 def broker_settings(scenario: Scenario) -> dict[str, str | int | bool]:
@@ -50,12 +72,14 @@ def broker_settings(scenario: Scenario) -> dict[str, str | int | bool]:
         settings["group.initial.rebalance.delay.ms"] = scenario.initial_rebalance_delay_ms
     if scenario.min_session_timeout_ms != GroupConfig.min_session_timeout_ms:
         settings["group.min.session.timeout.ms"] = scenario.min_session_timeout_ms
+    settings.update(scenario.broker)
     return settings
 
 
 async def run_on_emulator(source: ScenarioSource, flavor: Flavor = Flavor.KAFKA_4) -> Transcript:
     scenario = load_scenario(source)
-    config = emulator_config(scenario.initial_rebalance_delay_ms, flavor, scenario.min_session_timeout_ms)
+    config = emulator_config(scenario.initial_rebalance_delay_ms, flavor, scenario.min_session_timeout_ms,
+                             scenario.broker)
     async with EmulatorServer(config) as server:
         return await run_scenario_async(scenario, server.bootstrap_servers)
 

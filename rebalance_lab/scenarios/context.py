@@ -10,6 +10,16 @@ from rebalance_lab.scenarios.model import MemberSpec, Scenario, ScenarioError
 from rebalance_lab.scenarios.normalise import Identities
 
 _ABSENT = object()
+Owned = list[tuple[uuid.UUID, list[int]]]
+
+
+@dataclass
+class ConsumerState:
+    """What KIP-848 members learnt from their last successful ConsumerGroupHeartbeat answers."""
+
+    ids: dict[str, str] = field(default_factory=dict)  # alias -> member id
+    epochs: dict[str, int] = field(default_factory=dict)  # alias -> member epoch
+    assigned: dict[str, Owned] = field(default_factory=dict)  # alias -> last Assignment received
 
 
 @dataclass
@@ -22,6 +32,8 @@ class RunContext:
     groups: dict[str, str] = field(default_factory=dict)  # scenario group name -> actual id
     topics: dict[str, str] = field(default_factory=dict)  # scenario topic name -> actual name
     suffix: str = ""
+    topic_ids: dict[str, uuid.UUID] = field(default_factory=dict)  # scenario topic name -> id (from Metadata)
+    consumers: ConsumerState = field(default_factory=lambda: ConsumerState())
 
     def __post_init__(self) -> None:
         # Real brokers keep groups and topics between runs (and a topic's partition count),
@@ -86,6 +98,13 @@ class RunContext:
         if isinstance(value, str) and value[:1] in "+-":
             return current + int(value)
         return int(value)
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        """The scenario name of a topic id seen in Metadata (deleted topics keep theirs)."""
+        for name, known in self.topic_ids.items():
+            if known == topic_id:
+                return name
+        return None
 
     # -- learning from JoinGroup responses --------------------------------------------------
 

@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from rebalance_lab.protocol import consumer_protocol as cp
+from rebalance_lab.scenarios.consumer_model import consumers_from_dict
 from rebalance_lab.scenarios.model import (
     ACTIONS,
     MEMBER_ACTIONS,
@@ -27,12 +28,13 @@ from rebalance_lab.scenarios.model import (
 )
 
 _MAIN_ARGUMENT = {"describe": "groups", "delete": "groups", "wait_ms": "ms", "find_coordinator": "key",
-                  "leave_batch": "identities"}
+                  "leave_batch": "identities", "cg_describe": "groups", "create_topic": "topic",
+                  "create_partitions": "topic", "delete_topic": "topic", "api_versions": "keys"}
 _MEMBER_KEYS = frozenset({"client_id", "group", "protocols", "group_instance_id", "instance_id", "protocol_type",
                           "session_timeout_ms", "rebalance_timeout_ms", "join_version", "topics"})
 _SCENARIO_KEYS = frozenset({"name", "description", "group", "members", "steps", "topics", "versions", "defaults",
                             "initial_rebalance_delay_ms", "min_session_timeout_ms", "stagger_ms", "settle_ms",
-                            "timeout_ms", "unique_names"})
+                            "timeout_ms", "unique_names", "consumers", "broker", "requires", "flavors"})
 
 
 def load_scenario(source: str | Path | Mapping[str, Any] | Scenario) -> Scenario:
@@ -60,6 +62,7 @@ def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
         for alias, spec in (data.get("members") or {}).items()
     }
     steps = tuple(step_from_dict(raw) for raw in data.get("steps") or ())
+    consumers = consumers_from_dict(data.get("consumers") or {}, steps, group)
     return Scenario(
         name=str(data.get("name", "scenario")),
         description=str(data.get("description", "")),
@@ -74,7 +77,15 @@ def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
         settle_ms=int(data.get("settle_ms", 300)),
         timeout_ms=int(data.get("timeout_ms", 15_000)),
         unique_names=bool(data.get("unique_names", True)),
+        consumers=consumers,
+        broker={str(k): _property(v) for k, v in (data.get("broker") or {}).items()},
+        requires=as_tuple(data.get("requires")),
+        flavors=as_tuple(data.get("flavors")),
     ).validate()
+
+
+def _property(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
 def member_from_dict(alias: str, spec: Mapping[str, Any], default_group: str) -> MemberSpec:
@@ -156,6 +167,8 @@ def step_from_dict(raw: Any) -> Step:
             members = as_tuple(value)  # commit: a / fetch: a -- the member that sends it
         else:
             options[key] = list(as_tuple(value)) if key == "groups" else value
+    if action == "api_versions" and "keys" in options:
+        options["keys"] = [int(k) for k in as_tuple(options["keys"])]
     if isinstance(options.get("groups"), str):
         options["groups"] = [options["groups"]]
     return Step(action, members, options)

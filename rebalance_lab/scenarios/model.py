@@ -54,7 +54,7 @@ ACTIONS: dict[str, frozenset[str]] = {
     "leave": frozenset({"member_id", "instance_id", "reason", "connection"}),
     "leave_batch": frozenset({"identities", "group"}),
     "commit": frozenset({"offsets", "generation", "member_id", "instance_id", "metadata", "group", "connection"}),
-    "fetch": frozenset({"topics", "group", "require_stable", "connection"}),
+    "fetch": frozenset({"topics", "group", "require_stable", "connection", "member_id", "member_epoch"}),
     "describe": frozenset({"groups", "include_authorized_operations"}),
     "list": frozenset({"states", "types"}),
     "delete": frozenset({"groups"}),
@@ -62,10 +62,36 @@ ACTIONS: dict[str, frozenset[str]] = {
     "await": frozenset(),
     "wait_ms": frozenset({"ms"}),
     "close": frozenset(),
+    # KIP-848 (consumer_model.py says what each option means)
+    "cg_heartbeat": frozenset({"epoch", "member_id", "instance_id", "rack_id", "rebalance_timeout_ms", "topics",
+                               "regex", "server_assignor", "owned", "connection"}),
+    "cg_describe": frozenset({"groups", "include_authorized_operations"}),
+    "create_topic": frozenset({"topic", "partitions"}),
+    "create_partitions": frozenset({"topic", "count"}),
+    "delete_topic": frozenset({"topic"}),
+    "api_versions": frozenset({"keys"}),
 }
+CONSUMER_ACTIONS = frozenset({"cg_heartbeat", "await", "close"})
 COMMON_OPTIONS = frozenset({"members", "wait", "expect", "version", "timeout_ms", "group"})
 WAITS = ("answered", "parked", "none")
-MEMBER_ACTIONS = frozenset({"join", "sync", "heartbeat", "leave", "await", "close"})
+MEMBER_ACTIONS = frozenset({"join", "sync", "heartbeat", "leave", "await", "close", "cg_heartbeat"})
+
+
+@dataclass(frozen=True)
+class ConsumerSpec:
+    """A KIP-848 member: its alias is its client-chosen member id (v1), and these are the
+    values its joins (epoch 0) send unless the step says otherwise."""
+
+    alias: str
+    client_id: str
+    group: str
+    topics: tuple[str, ...] | None = ()
+    regex: str | None = None
+    instance_id: str | None = None
+    rack_id: str | None = None
+    server_assignor: str | None = None
+    rebalance_timeout_ms: int = 300_000
+    version: int | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +129,14 @@ class Scenario:
     settle_ms: int = 300  # how long "parked" waits before deciding nothing was answered
     timeout_ms: int = 15_000  # default wait for an answer
     unique_names: bool = True  # suffix group ids and topic names per run (real brokers keep old ones)
+    consumers: Mapping[str, ConsumerSpec] = field(default_factory=dict)  # KIP-848 members' join defaults
+    broker: Mapping[str, str] = field(default_factory=dict)  # broker properties the scenario needs
+    requires: tuple[str, ...] = ()  # features the emulator must have to run it (e.g. "migration")
+    flavors: tuple[str, ...] = ()  # broker lines ("4", "3") it is written for; empty: every one
+
+    @property
+    def uses_consumer_protocol(self) -> bool:
+        return any(step.action in ("cg_heartbeat", "cg_describe") for step in self.steps)
 
     def validate(self) -> Scenario:
         for step in self.steps:
@@ -120,7 +154,7 @@ def _validate_step(scenario: Scenario, step: Step) -> None:
     if step.wait not in WAITS:
         raise ScenarioError(f"{step.action}: wait must be one of {WAITS}, not {step.wait!r}")
     for alias in step.members:
-        if alias not in scenario.members:
+        if alias not in scenario.members and not (step.action in CONSUMER_ACTIONS and alias in scenario.consumers):
             raise ScenarioError(f"{step.action}: unknown member {alias!r}")
     if step.action in MEMBER_ACTIONS and not step.members:
         raise ScenarioError(f"{step.action} needs at least one member")

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,7 +32,10 @@ _PLACEHOLDERS = {"host": "<host>", "client_host": "<host>", "port": "<port>", "n
 _ASSIGNMENT_KEYS = frozenset({"assignment", "member_assignment"})
 _SUBSCRIPTION_KEYS = frozenset({"metadata", "member_metadata"})
 Rename = Callable[[str], str]
-_SORTED_MEMBERS_APIS = frozenset({"JoinGroup", "DescribeGroups"})
+_SORTED_MEMBERS_APIS = frozenset({"JoinGroup", "DescribeGroups", "ConsumerGroupDescribe"})
+# KIP-848: assignments are {TopicPartitions: [{TopicId, (TopicName,) Partitions}]} in Java hash order
+_CG_ASSIGNMENT_KEYS = frozenset({"assignment", "target_assignment"})
+_TEXT_KEYS = frozenset({"error_message", "subscribed_topic_regex"})
 
 
 @dataclass
@@ -71,6 +75,8 @@ class Normaliser:
     identities: Identities
     groups: Mapping[str, str]  # actual group id -> scenario name
     topics: Mapping[str, str] = field(default_factory=dict)  # actual topic name -> scenario name
+    topic_ids: Mapping[uuid.UUID, str] = field(default_factory=dict)  # topic id -> scenario name
+    suffix: str = ""  # the run's suffix of group ids, topic names and regexes
 
     def _topic(self, name: str) -> str:
         return self.topics.get(name, name)
@@ -102,6 +108,10 @@ class Normaliser:
         return out
 
     def _value(self, api: str, key: str, value: Any) -> Any:
+        if key in _CG_ASSIGNMENT_KEYS and isinstance(value, Mapping) and "topic_partitions" in value:
+            return self._cg_assignment(value["topic_partitions"])
+        if key == "subscribed_topic_names" and isinstance(value, list):
+            return sorted(self._topic(str(t)) for t in value)  # a Java HashSet on the broker
         if isinstance(value, Mapping):
             return self._mapping(api, value)
         if isinstance(value, list | tuple):
@@ -123,9 +133,38 @@ class Normaliser:
             return _PLACEHOLDERS[key]
         if key == "name" and isinstance(value, str):
             return self._topic(value)
+        if key == "topic_id" and isinstance(value, uuid.UUID):
+            return self._topic_id(value)
+        if key in _TEXT_KEYS and isinstance(value, str):
+            return self._text(value)
         if isinstance(value, bytes | bytearray):
             return self._bytes(key, bytes(value))
         return value
+
+    def _topic_id(self, topic_id: uuid.UUID) -> str:
+        return self.topic_ids.get(topic_id) or ("<zero uuid>" if topic_id.int == 0 else "<unknown topic id>")
+
+    def _cg_assignment(self, topic_partitions: list[Any]) -> str:
+        """``foo:[0, 1] bar:[2]``, topics by name and partitions sorted: the broker's order is Java
+        hash order; ``""`` for an empty assignment (null stays null)."""
+        out: dict[str, list[int]] = {}
+        for item in topic_partitions:
+            topic_id = item.get("topic_id")
+            name = self.topic_ids.get(topic_id) if isinstance(topic_id, uuid.UUID) else None
+            if name is None:
+                name = self._topic(str(item["topic_name"])) if item.get("topic_name") else self._topic_id(topic_id)
+            out.setdefault(name, []).extend(int(p) for p in item.get("partitions") or ())
+        return " ".join(f"{name}:{sorted(out[name])}" for name in sorted(out))
+
+    def _text(self, text: str) -> str:
+        """Error messages and regexes name groups, topics and member ids: the run's suffix goes,
+        ids the coordinator made become their labels."""
+        if self.suffix:
+            text = text.replace(self.suffix, "")
+        for member_id, label in self.identities.labels.items():
+            if member_id and label != member_id and member_id in text:
+                text = text.replace(member_id, label)
+        return text
 
     def _bytes(self, key: str, raw: bytes) -> str:
         if key in _ASSIGNMENT_KEYS:

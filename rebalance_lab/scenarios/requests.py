@@ -6,6 +6,7 @@ knows field names and which version carries which shape.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -18,12 +19,14 @@ from rebalance_lab.scenarios.model import ProtocolSpec, ScenarioError
 
 API_KEYS = {"Metadata": 3, "OffsetCommit": 8, "OffsetFetch": 9, "FindCoordinator": 10, "JoinGroup": 11,
             "Heartbeat": 12, "LeaveGroup": 13, "SyncGroup": 14, "DescribeGroups": 15, "ListGroups": 16,
-            "CreateTopics": 19, "DeleteGroups": 42}
+            "CreateTopics": 19, "DeleteTopics": 20, "CreatePartitions": 37, "DeleteGroups": 42,
+            "ConsumerGroupHeartbeat": 68, "ConsumerGroupDescribe": 69}
 # Highest versions a scenario uses unless it asks for others: the newest that Kafka 3.9
 # and 4.x both serve, so one transcript fits both brokers.
 PREFERRED = {"Metadata": 12, "OffsetCommit": 9, "OffsetFetch": 9, "FindCoordinator": 4, "JoinGroup": 9,
              "Heartbeat": 4, "LeaveGroup": 5, "SyncGroup": 5, "DescribeGroups": 5, "ListGroups": 5,
-             "CreateTopics": 7, "DeleteGroups": 2}
+             "CreateTopics": 7, "DeleteTopics": 6, "CreatePartitions": 3, "DeleteGroups": 2,
+             "ConsumerGroupHeartbeat": 1, "ConsumerGroupDescribe": 1}
 
 
 TopicNamer = Callable[[str], str]
@@ -107,13 +110,15 @@ def commit(group_id: str, version: int, *, generation: int, member_id: str, inst
                              topics=topics)
 
 
-def fetch(group_id: str, version: int, topics: Mapping[str, Sequence[int]] | None, require_stable: bool) -> Any:
+def fetch(group_id: str, version: int, topics: Mapping[str, Sequence[int]] | None, require_stable: bool,
+          member: tuple[str | None, int] = (None, -1)) -> Any:
+    """``member``: (MemberId, MemberEpoch) of v9+, sent by consumer-protocol members (KIP-848)."""
     cls = codec.request_type(9)
     if version >= 8:
         group_cls = cls.OffsetFetchRequestGroup
         topic_cls = group_cls.OffsetFetchRequestTopics
         wanted = None if topics is None else [topic_cls(name=t, partition_indexes=list(ps)) for t, ps in topics.items()]
-        group = group_cls(group_id=group_id, member_id=None, member_epoch=-1, topics=wanted)
+        group = group_cls(group_id=group_id, member_id=member[0], member_epoch=member[1], topics=wanted)
         return codec.new_request(9, version, groups=[group], require_stable=require_stable)
     topic_cls = cls.OffsetFetchRequestTopic
     wanted = None if topics is None else [topic_cls(name=t, partition_indexes=list(ps)) for t, ps in topics.items()]
@@ -145,3 +150,36 @@ def create_topics(version: int, topics: Mapping[str, int]) -> Any:
     creatable = [cls.CreatableTopic(name=t, num_partitions=n, replication_factor=-1, assignments=[], configs=[])
                  for t, n in topics.items()]
     return codec.new_request(19, version, topics=creatable, timeout_ms=10_000, validate_only=False)
+
+
+def create_partitions(version: int, topic: str, count: int) -> Any:
+    cls = codec.request_type(37)
+    return codec.new_request(37, version, topics=[cls.CreatePartitionsTopic(name=topic, count=count, assignments=None)],
+                             timeout_ms=10_000, validate_only=False)
+
+
+def delete_topics(version: int, topic: str) -> Any:
+    if version >= 6:
+        state = codec.data_class(codec.request_type(20), "DeleteTopicState")
+        return codec.new_request(20, version, topics=[state(name=topic, topic_id=_ZERO_UUID)], timeout_ms=10_000)
+    return codec.new_request(20, version, topic_names=[topic], timeout_ms=10_000)
+
+
+_ZERO_UUID = uuid.UUID(int=0)
+
+
+def consumer_heartbeat(version: int, **fields: Any) -> Any:
+    """ConsumerGroupHeartbeat (68): group_id, member_id, member_epoch, instance_id, rack_id,
+    rebalance_timeout_ms, subscribed_topic_names, subscribed_topic_regex (v1+), server_assignor,
+    topic_partitions [(topic id, [partitions])] or None."""
+    owned = fields.pop("topic_partitions")
+    if version < 1:
+        fields.pop("subscribed_topic_regex", None)
+    item = codec.data_class(codec.request_type(68), "TopicPartitions")
+    partitions = None if owned is None else [item(topic_id=t, partitions=list(ps)) for t, ps in owned]
+    return codec.new_request(68, version, topic_partitions=partitions, **fields)
+
+
+def consumer_describe(version: int, groups: Sequence[str], include_authorized_operations: bool) -> Any:
+    return codec.new_request(69, version, group_ids=list(groups),
+                             include_authorized_operations=include_authorized_operations)

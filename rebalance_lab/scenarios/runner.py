@@ -27,7 +27,7 @@ from typing import Any
 
 from rebalance_lab.clients.member import wire
 from rebalance_lab.clients.member.connection import ConnectionLost
-from rebalance_lab.scenarios import actions
+from rebalance_lab.scenarios import actions, consumer_actions, topic_steps
 from rebalance_lab.scenarios import requests as rq
 from rebalance_lab.scenarios.context import RunContext
 from rebalance_lab.scenarios.loader import load_scenario
@@ -49,6 +49,7 @@ from rebalance_lab.scenarios.verify import check_expectations
 ScenarioSource = str | Path | Mapping[str, Any] | Scenario
 _SETUP_ATTEMPTS, _SETUP_PAUSE_S = 300, 0.1
 _NOT_READY = frozenset({14, 15, 16})  # COORDINATOR_LOAD_IN_PROGRESS, _NOT_AVAILABLE, NOT_COORDINATOR
+_BUILDERS = {**actions.BUILDERS, **consumer_actions.BUILDERS}
 
 
 @dataclass
@@ -70,6 +71,7 @@ class ScenarioRun:
         self.pending: dict[str, list[InFlight]] = {}
         self._special: dict[str, Callable[[Step, StepRecord], Any]] = {
             "await": self._await, "wait_ms": self._wait_ms, "close": self._close,
+            **{name: self._topic_step for name in topic_steps.STEPS},
         }
 
     async def run(self) -> Transcript:
@@ -88,7 +90,8 @@ class ScenarioRun:
     def _finalise(self) -> None:
         """Alias ids in transcript order, then check every step's ``expect``."""
         topics = {actual: name for name, actual in self.ctx.topics.items()}
-        normaliser = Normaliser(self.ctx.identities, self.ctx.actual_to_name, topics)
+        ids = {topic_id: name for name, topic_id in self.ctx.topic_ids.items()}
+        normaliser = Normaliser(self.ctx.identities, self.ctx.actual_to_name, topics, ids, self.ctx.suffix)
         for record in self.transcript.steps:
             for entry in record.entries:
                 if entry.raw is not None:
@@ -102,7 +105,7 @@ class ScenarioRun:
         if special is not None:
             await special(step, record)
             return
-        outgoing = actions.BUILDERS[step.action](self.ctx, step)
+        outgoing = _BUILDERS[step.action](self.ctx, step)
         flights = []
         for i, out in enumerate(outgoing):
             if i and self.scenario.stagger_ms:
@@ -169,6 +172,9 @@ class ScenarioRun:
     async def _wait_ms(self, step: Step, record: StepRecord) -> None:
         await asyncio.sleep(int(step.options.get("ms", 0)) / 1000)
 
+    async def _topic_step(self, step: Step, record: StepRecord) -> None:
+        record.entries.append(await topic_steps.STEPS[step.action](self.session, self.ctx, step))
+
     async def _close(self, step: Step, record: StepRecord) -> None:
         """Drop the members' connections, as a crashed client would; their parked requests
         are forgotten (the broker answers them into a closed socket)."""
@@ -191,6 +197,7 @@ class ScenarioRun:
     async def _prepare(self) -> None:
         """Set-up that is not recorded: topics, then a coordinator that has finished loading."""
         await self._create_topics()
+        await topic_steps.refresh_topic_ids(self.session, self.ctx, self.scenario.topics)
         for group_id in self.ctx.groups.values():
             await self._wait_until_coordinator_ready(group_id)
 
