@@ -24,6 +24,10 @@ Case formats (``id`` is added by this module):
   "partitions": [[replica ids], ...]}], "members": [{"id", "topics", "user_data": hex|null,
   "owned": [[topic, p]], "generation", "rack", "instance_id"}]}`` -> {member: [[topic, p]]}
 
+* ``{"kind": "server_assign", ...}`` -> the KIP-848 ``uniform``/``range`` assignors of
+  kafka-group-coordinator 4.4.0 (format in ``ServerAssign.java``); ``{"kind": "timeline_order",
+  "ops": [["put" | "remove", key], ...]}`` -> a ``TimelineHashMap``'s key order
+
 A Java exception comes back as :class:`OracleError` (its ``type`` is the Java simple class name).
 
 Build: ``mvn -q -B -o package`` in ``tests/java`` (offline first, so a warm ``~/.m2`` needs no

@@ -173,13 +173,17 @@ class JavaHashMap(Generic[K, V]):
             self._resize()
 
     def compute_if_absent(self, key: K, factory: Callable[[K], V]) -> V:
-        """``computeIfAbsent``: resize check first, new key at the chain *head*."""
-        if key in self._index:
-            return self._index[key]
+        """``computeIfAbsent``: resize check first, new key at the chain *head*.
+
+        Java checks ``size > threshold`` before looking the key up, so a call for a key already
+        present still doubles a table that the previous insert left over its threshold.
+        """
         if self._table is None or len(self._index) > self._threshold():
             self._table = self._table if self._table is not None else self._new_table()
             if len(self._index) > self._threshold():
                 self._resize()
+        if key in self._index:
+            return self._index[key]
         assert self._table is not None
         chain = self._table[self._bucket(key)]
         value = factory(key)

@@ -60,10 +60,10 @@ def assign_range(spec: GroupSpec) -> dict[str, Assignment]:
     members = sorted_member_ids(spec)
     if spec.subscription_type is SubscriptionType.HOMOGENEOUS:
         topics = _homogeneous_topics(spec, members[0], len(members))
-        plan = {member_id: topics for member_id in members}
+        plan = {member_id: (topics, len(topics)) for member_id in members}
     else:
         plan = _heterogeneous_topics(spec, members)
-    return {member_id: _member_assignment(topics) for member_id, topics in plan.items()}
+    return {member_id: _member_assignment(*planned) for member_id, planned in plan.items()}
 
 
 def _homogeneous_topics(spec: GroupSpec, first: str, num_members: int) -> list[_Topic]:
@@ -76,12 +76,16 @@ def _homogeneous_topics(spec: GroupSpec, first: str, num_members: int) -> list[_
     return topics
 
 
-def _heterogeneous_topics(spec: GroupSpec, members: list[str]) -> dict[str, list[_Topic]]:
+def _heterogeneous_topics(spec: GroupSpec, members: list[str]) -> dict[str, tuple[list[_Topic], int]]:
+    """Each member's topics, and the ``size()`` of its subscription that presizes its map (``TopicIds``
+    counts the names, missing topics included)."""
     by_id: dict[uuid.UUID, _Topic] = {}
-    plan: dict[str, list[_Topic]] = {}
+    plan: dict[str, tuple[list[_Topic], int]] = {}
     for member_id in members:
-        mine = plan[member_id] = []
-        for topic_id in spec.subscribed_ids(member_id)[0]:
+        ordered, size = spec.subscribed_ids(member_id)
+        mine: list[_Topic] = []
+        plan[member_id] = (mine, size)
+        for topic_id in ordered:
             topic = by_id.get(topic_id)
             if topic is None:
                 count = spec.num_partitions(topic_id)
@@ -93,9 +97,9 @@ def _heterogeneous_topics(spec: GroupSpec, members: list[str]) -> dict[str, list
     return plan
 
 
-def _member_assignment(topics: list[_Topic]) -> Assignment:
-    """One member's ``HashMap`` (presized for its topics) of ``RangeSet``s, in iteration order."""
-    table: JavaHashMap[uuid.UUID, range] = JavaHashMap(uuid_hash, presized_capacity(len(topics)))
+def _member_assignment(topics: list[_Topic], expected: int) -> Assignment:
+    """One member's ``HashMap`` (presized for ``expected`` topics) of ``RangeSet``s, in iteration order."""
+    table: JavaHashMap[uuid.UUID, range] = JavaHashMap(uuid_hash, presized_capacity(expected))
     for topic in topics:
         partitions = topic.next_range()
         if partitions:

@@ -20,7 +20,8 @@ import java.util.Map;
  * {@code "error": {"type", "message"}} (the Java exception Kafka's code threw). The process is
  * long-lived so that thousands of cases cost one JVM start. Kinds: {@code murmur2},
  * {@code partition}, {@code roundrobin_partitioner}, {@code hashmap_order}, {@code adminutils},
- * {@code striped}, {@code assign}, {@code assign_timed}. The case formats are documented in tests/java_oracle.py.
+ * {@code striped}, {@code assign}, {@code assign_timed}, {@code server_assign},
+ * {@code timeline_order}. The case formats are documented in tests/java_oracle.py.
  */
 public final class Driver {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -83,6 +84,10 @@ public final class Driver {
                 return Assign.assign(request);
             case "assign_timed":
                 return Assign.assignTimed(request);
+            case "server_assign":
+                return ServerAssign.assign(request);
+            case "timeline_order":
+                return ServerAssign.timelineOrder(request);
             case "ping":
                 return JSON.getNodeFactory().textNode("pong");
             default:
