@@ -1,7 +1,9 @@
-"""The edge object between the asyncio shell and the sans-I/O classic group coordinator.
+"""The edge object between the asyncio shell and the sans-I/O group coordinators.
 
-It owns one :class:`GroupCoordinator`, gives every request a token, keeps the token's
-:class:`Parked` reply and the function that turns the core's result into that API
+It owns one classic :class:`GroupCoordinator` and one KIP-848
+:class:`~rebalance_lab.coordinator.consumer.coordinator.ConsumerGroupCoordinator`
+(``service.consumer``, fed the cluster's topics as a :class:`TopicsImage`), gives every
+request a token, keeps the token's :class:`Parked` reply and the function that turns the core's result into that API
 version's response, applies :class:`Effects` (resolving parked replies, including
 those of other members, and passing records to subscribers), and is the world's
 :class:`~rebalance_lab.coordinator.world.Timed` component for group timers.
@@ -20,6 +22,10 @@ from rebalance_lab.coordinator.classic.coordinator import GroupCoordinator
 from rebalance_lab.coordinator.classic.messages import Result
 from rebalance_lab.coordinator.classic.offsets_gate import OffsetDeleteCheck
 from rebalance_lab.coordinator.classic.records import GroupRecord
+from rebalance_lab.coordinator.cluster import TopicInfo
+from rebalance_lab.coordinator.consumer.coordinator import ConsumerGroupCoordinator
+from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatInput, HeartbeatResult
+from rebalance_lab.coordinator.consumer.topics import TopicsImage, image_of
 from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.coordinator.handlers.base import Parked
 from rebalance_lab.coordinator.routing import check_coordinator
@@ -47,9 +53,16 @@ class GroupService:
         config = world.config
         self._world = world
         self.coordinator = GroupCoordinator(config.group, config.flavor, new_uuid=uuid_source(config.seed))
+        new_id = uuid_source(None if config.seed is None else config.seed + 1)
+        self.consumer = ConsumerGroupCoordinator(config.consumer_group, lambda: uuid.UUID(new_id()),
+                                                 self._classic_group_kind)
         self._pending: dict[int, tuple[Parked, ResponseBuilder]] = {}
         self._tokens = itertools.count(1)
         self._subscribers: list[RecordSubscriber] = []
+        self._topics: TopicsImage | None = None
+        self._topics_version = 0
+        self._new_topics_version = 0
+        world.cluster.on_change(self._on_topic_change)
 
     def subscribe(self, callback: RecordSubscriber) -> None:
         """Every record the coordinator emits, in order (the recorder and the narrator use this)."""
@@ -85,13 +98,46 @@ class GroupService:
         parked, build = entry
         parked.resolve(build(result))
 
+    # -- the KIP-848 consumer groups ----------------------------------------------------
+
+    def topics(self) -> TopicsImage:
+        """The cluster's topics as the consumer coordinator sees them (rebuilt after a topic change)."""
+        if self._topics is None:
+            self._topics = image_of(self._world.cluster, self._topics_version, self._new_topics_version)
+        return self._topics
+
+    def _on_topic_change(self, name: str, info: TopicInfo | None) -> None:
+        known = self._topics is not None and self._topics.get(name) is not None
+        self._topics_version += 1
+        if info is not None and not known:
+            self._new_topics_version = self._topics_version
+        self._topics = None
+        self.consumer.on_topics_changed({name})
+
+    def _classic_group_kind(self, group_id: str) -> str | None:
+        view = self.coordinator.group(group_id)
+        if view is None:
+            return None
+        return "empty" if view.state == "Empty" else "non-empty"
+
+    def consumer_heartbeat(self, now_ms: int, inp: ConsumerGroupHeartbeatInput, token: int) -> Effects:
+        """A heartbeat; an empty classic group of the same id is deleted first (Kafka converts it)."""
+        fx = self.consumer.heartbeat(now_ms, inp, self.topics(), token)
+        result = fx.reply_to(token)
+        if isinstance(result, HeartbeatResult) and result.deletes_classic_group:
+            classic = self.coordinator.delete_empty_group(now_ms, inp.group_id)
+            fx.records[:0] = classic.records
+        return fx
+
     # -- Timed ---------------------------------------------------------------------------
 
     def next_deadline(self) -> int | None:
-        return self.coordinator.next_deadline()
+        deadlines = [d for d in (self.coordinator.next_deadline(), self.consumer.next_deadline()) if d is not None]
+        return min(deadlines) if deadlines else None
 
     def fire_timers(self, now_ms: int) -> None:
         self.apply(self.coordinator.fire_timers(now_ms))
+        self.apply(self.consumer.fire_timers(now_ms, self.topics()))
 
     # -- the offsets work's entry points -------------------------------------------------
 

@@ -30,6 +30,7 @@ _KAFKA_4: dict[str, tuple[int, int]] = {
     "DescribeGroups": (0, 6), "ListGroups": (0, 5), "ApiVersions": (0, 4),
     "CreateTopics": (2, 7), "DeleteTopics": (1, 6), "CreatePartitions": (0, 3),
     "DeleteGroups": (0, 2), "OffsetDelete": (0, 0), "InitProducerId": (0, 5),
+    "ConsumerGroupHeartbeat": (0, 1), "ConsumerGroupDescribe": (0, 1),  # KIP-848 (spec/kip848.md §1.1)
 }
 _KAFKA_3: dict[str, tuple[int, int]] = {
     "Produce": (0, 11), "Fetch": (0, 16), "ListOffsets": (0, 9), "Metadata": (0, 12),

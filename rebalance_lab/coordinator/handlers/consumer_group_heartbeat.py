@@ -1,0 +1,78 @@
+"""ConsumerGroupHeartbeat (68), v0-1, KIP-848 (spec/kip848.md §1.2-1.3, §2): wire <-> the consumer group core.
+
+Served by the kafka-4 flavor only: a default 3.9 broker neither advertises it nor serves it
+(UNSUPPORTED_VERSION). Kafka validates the request before routing it to the group's shard
+(``GroupCoordinatorService.consumerGroupHeartbeat``), so an invalid request gets its
+INVALID_REQUEST even on a broker that does not coordinate the group.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from rebalance_lab.config import Flavor
+from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatInput, HeartbeatResult
+from rebalance_lab.coordinator.group_service import service_of
+from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
+from rebalance_lab.coordinator.routing import check_coordinator
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode
+
+API_KEY = 68
+FLAVORS = frozenset({Flavor.KAFKA_4})
+
+
+def to_input(ctx: RequestContext, request: Any) -> ConsumerGroupHeartbeatInput:
+    owned = request.topic_partitions
+    return ConsumerGroupHeartbeatInput(
+        group_id=request.group_id or "",
+        member_id=request.member_id or "",
+        member_epoch=int(request.member_epoch),
+        api_version=ctx.api_version,
+        instance_id=request.instance_id,
+        rack_id=request.rack_id,
+        rebalance_timeout_ms=int(request.rebalance_timeout_ms),
+        subscribed_topic_names=None if request.subscribed_topic_names is None
+        else tuple(request.subscribed_topic_names),
+        subscribed_topic_regex=request.subscribed_topic_regex if ctx.api_version >= 1 else None,
+        server_assignor=request.server_assignor,
+        topic_partitions=None if owned is None
+        else tuple((_uuid(tp.topic_id), tuple(int(p) for p in tp.partitions or ())) for tp in owned),
+        client_id=ctx.client_id or "",
+        client_host=ctx.client_host,
+    )
+
+
+def _uuid(value: Any) -> uuid.UUID:
+    return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
+
+
+def to_response(version: int, result: HeartbeatResult) -> Any:
+    assignment = None
+    if result.assignment is not None:
+        shape = codec.data_class(codec.response_type(API_KEY), "Assignment")
+        topic = codec.data_class(shape, "TopicPartitions")
+        assignment = shape(topic_partitions=[topic(topic_id=t, partitions=list(ps))
+                                             for t, ps in result.assignment.items()])
+    return codec.new_response(
+        API_KEY, version, throttle_time_ms=0, error_code=int(result.error), error_message=result.error_message,
+        member_id=result.member_id, member_epoch=result.member_epoch,
+        heartbeat_interval_ms=result.heartbeat_interval_ms, assignment=assignment,
+    )
+
+
+def error_response(version: int, request: Any, code: ErrorCode) -> Any:
+    """``ConsumerGroupHeartbeatRequest.getErrorResponse``: the code only (member id null, epoch 0)."""
+    return to_response(version, HeartbeatResult.failed(code, None))
+
+
+def handle(ctx: RequestContext, request: Any) -> Any | Parked:
+    inp = to_input(ctx, request)
+    service = service_of(ctx.world)
+    version = ctx.api_version
+    invalid = service.consumer.validate(inp)
+    if invalid is not None:
+        return to_response(version, invalid)
+    check_coordinator(ctx.world, ctx.broker.node_id, inp.group_id)
+    return service.call(service.consumer_heartbeat, inp, lambda r: to_response(version, r))

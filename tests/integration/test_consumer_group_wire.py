@@ -1,0 +1,105 @@
+"""KIP-848 over real TCP: ConsumerGroupHeartbeat/Describe through the codec against an in-process emulator."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from rebalance_lab.config import EmulatorConfig, Flavor
+from rebalance_lab.coordinator.server import EmulatorServer
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode
+
+from .wire import RawConnection
+
+HEARTBEAT, DESCRIBE, API_VERSIONS = 68, 69, 18
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[EmulatorServer]:
+    config = EmulatorConfig(port=0, manual_clock=True, seed=3, topics=(("foo", 6),))
+    async with EmulatorServer(config) as srv:
+        yield srv
+
+
+async def connect(server: EmulatorServer) -> RawConnection:
+    broker = server.world.cluster.live_brokers()[0]
+    return await RawConnection.open(broker.host, broker.port)
+
+
+def owned(topic_id: uuid.UUID, *partitions: int) -> list[Any]:
+    tp = codec.data_class(codec.request_type(HEARTBEAT), "TopicPartitions")
+    return [tp(topic_id=topic_id, partitions=list(partitions))]
+
+
+def assigned(response: Any) -> set[int] | None:
+    if response.assignment is None:
+        return None
+    return {p for tp in response.assignment.topic_partitions for p in tp.partitions}
+
+
+async def join(conn: RawConnection, member_id: str) -> Any:
+    return await conn.request(HEARTBEAT, 1, group_id="g", member_id=member_id, member_epoch=0,
+                              rebalance_timeout_ms=300_000, subscribed_topic_names=["foo"], topic_partitions=[])
+
+
+async def test_two_members_join_heartbeat_revoke_and_reconcile_over_tcp(server: EmulatorServer) -> None:
+    foo = server.world.cluster.topics["foo"].topic_id
+    conn = await connect(server)
+    first = await join(conn, "A")
+    assert (first.error_code, first.member_id, first.member_epoch, first.heartbeat_interval_ms) == (0, "A", 1, 5000)
+    assert assigned(first) == {0, 1, 2, 3, 4, 5}
+    server.world.clock.advance(2_000)  # past the 4.4 assignment interval (1 s)
+    second = await join(conn, "B")
+    assert (second.member_epoch, assigned(second)) == (2, set())
+    revoking = await conn.request(HEARTBEAT, 1, group_id="g", member_id="A", member_epoch=1,
+                                  topic_partitions=owned(foo, 0, 1, 2, 3, 4, 5))
+    assert (revoking.member_epoch, assigned(revoking)) == (1, {0, 1, 2})
+    acked = await conn.request(HEARTBEAT, 1, group_id="g", member_id="A", member_epoch=1,
+                               topic_partitions=owned(foo, 0, 1, 2))
+    assert (acked.member_epoch, acked.assignment) == (2, None)
+    released = await conn.request(HEARTBEAT, 1, group_id="g", member_id="B", member_epoch=2)
+    assert (released.member_epoch, assigned(released)) == (2, {3, 4, 5})
+    described = await conn.request(DESCRIBE, 1, group_ids=["g", "nope"])
+    group, missing = described.groups
+    assert (group.group_state, group.group_epoch, group.assignment_epoch, group.assignor_name) == (
+        "Stable", 2, 2, "uniform")
+    members = {m.member_id: m for m in group.members}
+    assert {p for tp in members["B"].assignment.topic_partitions for p in tp.partitions} == {3, 4, 5}
+    assert members["A"].member_type == 1 and members["A"].client_id == "raw"
+    assert (missing.error_code, missing.error_message) == (ErrorCode.GROUP_ID_NOT_FOUND, "Group nope not found.")
+    await conn.close()
+
+
+async def test_an_invalid_heartbeat_gets_invalid_request_with_kafkas_message(server: EmulatorServer) -> None:
+    conn = await connect(server)
+    response = await conn.request(HEARTBEAT, 1, group_id="g", member_id="A", member_epoch=0,
+                                  subscribed_topic_names=["foo"], topic_partitions=[])
+    assert (response.error_code, response.error_message) == (
+        ErrorCode.INVALID_REQUEST, "RebalanceTimeoutMs must be provided in first request.")
+    assert (response.member_id, response.member_epoch, response.assignment) == (None, 0, None)
+    await conn.close()
+
+
+async def test_a_v0_join_gets_a_22_character_member_id(server: EmulatorServer) -> None:
+    conn = await connect(server)
+    response = await conn.request(HEARTBEAT, 0, group_id="g", member_id="", member_epoch=0,
+                                  rebalance_timeout_ms=300_000, subscribed_topic_names=["foo"], topic_partitions=[])
+    assert response.error_code == 0 and len(response.member_id) == 22
+    await conn.close()
+
+
+async def test_the_kafka_4_flavor_advertises_both_apis_and_kafka_3_answers_unsupported_version() -> None:
+    for flavor, advertised in ((Flavor.KAFKA_4, True), (Flavor.KAFKA_3, False)):
+        async with EmulatorServer(EmulatorConfig(port=0, flavor=flavor, api_versions=flavor.value)) as srv:
+            conn = await connect(srv)
+            versions = await conn.request(API_VERSIONS, 3, client_software_name="t", client_software_version="1")
+            keys = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
+            assert (keys.get(HEARTBEAT), keys.get(DESCRIBE)) == (((0, 1), (0, 1)) if advertised else (None, None))
+            if not advertised:
+                response = await join(conn, "A")
+                assert (response.error_code, response.member_id) == (ErrorCode.UNSUPPORTED_VERSION, None)
+            await conn.close()
