@@ -82,8 +82,10 @@ def _emulator(topic: str, tmp_path: Path) -> Iterator[TargetInfo]:
 
 def _emulator_group_options() -> dict[str, Any]:
     """The emulator's ``group.consumer.*`` settings, the same as the real broker's (GROUP_SETTINGS)."""
-    return {"consumer_" + key.removeprefix("group.consumer.").replace(".", "_"): value
-            for key, value in GROUP_SETTINGS.items()}
+    from rebalance_lab.config import ConsumerGroupConfig
+
+    fields = {key.removeprefix("group.consumer.").replace(".", "_"): value for key, value in GROUP_SETTINGS.items()}
+    return {"consumer_group": ConsumerGroupConfig(**fields)}
 
 
 @contextlib.contextmanager
