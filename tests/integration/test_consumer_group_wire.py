@@ -50,23 +50,23 @@ async def test_two_members_join_heartbeat_revoke_and_reconcile_over_tcp(server: 
     foo = server.world.cluster.topics["foo"].topic_id
     conn = await connect(server)
     first = await join(conn, "A")
-    assert (first.error_code, first.member_id, first.member_epoch, first.heartbeat_interval_ms) == (0, "A", 1, 5000)
+    assert (first.error_code, first.member_id, first.member_epoch, first.heartbeat_interval_ms) == (0, "A", 2, 5000)
     assert assigned(first) == {0, 1, 2, 3, 4, 5}
     server.world.clock.advance(2_000)  # past the 4.4 assignment interval (1 s)
     second = await join(conn, "B")
-    assert (second.member_epoch, assigned(second)) == (2, set())
-    revoking = await conn.request(HEARTBEAT, 1, group_id="g", member_id="A", member_epoch=1,
+    assert (second.member_epoch, assigned(second)) == (3, set())  # 4.4: a new group starts at epoch 1
+    revoking = await conn.request(HEARTBEAT, 1, group_id="g", member_id="A", member_epoch=2,
                                   topic_partitions=owned(foo, 0, 1, 2, 3, 4, 5))
-    assert (revoking.member_epoch, assigned(revoking)) == (1, {0, 1, 2})
-    acked = await conn.request(HEARTBEAT, 1, group_id="g", member_id="A", member_epoch=1,
+    assert (revoking.member_epoch, assigned(revoking)) == (2, {0, 1, 2})
+    acked = await conn.request(HEARTBEAT, 1, group_id="g", member_id="A", member_epoch=2,
                                topic_partitions=owned(foo, 0, 1, 2))
-    assert (acked.member_epoch, acked.assignment) == (2, None)
-    released = await conn.request(HEARTBEAT, 1, group_id="g", member_id="B", member_epoch=2)
-    assert (released.member_epoch, assigned(released)) == (2, {3, 4, 5})
+    assert (acked.member_epoch, acked.assignment) == (3, None)
+    released = await conn.request(HEARTBEAT, 1, group_id="g", member_id="B", member_epoch=3)
+    assert (released.member_epoch, assigned(released)) == (3, {3, 4, 5})
     described = await conn.request(DESCRIBE, 1, group_ids=["g", "nope"])
     group, missing = described.groups
     assert (group.group_state, group.group_epoch, group.assignment_epoch, group.assignor_name) == (
-        "Stable", 2, 2, "uniform")
+        "Stable", 3, 3, "uniform")
     members = {m.member_id: m for m in group.members}
     assert {p for tp in members["B"].assignment.topic_partitions for p in tp.partitions} == {3, 4, 5}
     assert members["A"].member_type == 1 and members["A"].client_id == "raw"

@@ -12,11 +12,15 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from rebalance_lab.config import ConsumerGroupConfig
 from rebalance_lab.coordinator.consumer.model import ConsumerGroup
 from rebalance_lab.coordinator.records import GroupRecord
 from rebalance_lab.coordinator.timers import TimerQueue
+
+if TYPE_CHECKING:
+    from rebalance_lab.coordinator.consumer.migration import ClassicPort
 
 ClassicGroupKind = Callable[[str], str | None]  # group id -> "empty" | "non-empty" | None (no classic group)
 
@@ -25,6 +29,8 @@ class TimerKind(Enum):
     SESSION = "session"
     REBALANCE = "rebalance"
     REGEX = "regex"
+    CLASSIC_JOIN = "classic-join"  # a classic-protocol member told to rejoin (spec §7.3, consumerGroupJoinKey)
+    CLASSIC_SYNC = "classic-sync"  # a classic-protocol member between JoinGroup and SyncGroup (consumerGroupSyncKey)
 
 
 TimerKey = tuple[TimerKind, str, str]  # (kind, group id, member id or "")
@@ -45,6 +51,7 @@ class Core:
     classic_group_kind: ClassicGroupKind
     groups: dict[str, ConsumerGroup] = field(default_factory=dict)
     timers: TimerQueue[TimerKey, TimerPayload] = field(default_factory=TimerQueue)
+    classic: ClassicPort | None = None  # the classic coordinator, for online migration (spec §7)
 
     def new_member_id(self) -> str:
         """``Uuid.randomUuid().toString()``: 22 chars of URL-safe base64, never starting with '-'."""
@@ -61,6 +68,8 @@ class Core:
         """``cancelTimers``: the session and the rebalance timeout (and the classic join/sync ones, spec §7)."""
         self.timers.cancel((TimerKind.SESSION, group_id, member_id))
         self.timers.cancel((TimerKind.REBALANCE, group_id, member_id))
+        self.timers.cancel((TimerKind.CLASSIC_JOIN, group_id, member_id))
+        self.timers.cancel((TimerKind.CLASSIC_SYNC, group_id, member_id))
 
 
 @dataclass

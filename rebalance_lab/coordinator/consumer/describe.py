@@ -129,7 +129,9 @@ def validate_offset_fetch(group: ConsumerGroup, member_id: str | None, epoch: in
     """``ConsumerGroup.validateOffsetFetch``: only when the request names a member or an epoch >= 0."""
     if member_id is None and epoch < 0:
         return
-    member = group.members.get(member_id) if member_id is not None else None
+    if member_id is None:  # 4.4.0 looks a null id up in its TimelineHashMap: a NullPointerException
+        raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, "")
+    member = group.members.get(member_id)
     if member is None:
         raise KafkaError(ErrorCode.UNKNOWN_MEMBER_ID, f"Member {member_id} is not a member of group {group.group_id}.")
     if epoch != member.member_epoch:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rebalance_lab.coordinator.consumer import members, regex, subscriptions, target
+from rebalance_lab.coordinator.consumer import members, migration, regex, subscriptions, target
 from rebalance_lab.coordinator.consumer.assignors import SubscriptionType
 from rebalance_lab.coordinator.consumer.context import Core, Pending, TimerKind, TimerPayload
 from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatInput, HeartbeatResult
@@ -37,10 +37,11 @@ def not_a_consumer_group(group_id: str) -> KafkaError:
     return KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
 
 
-def group_for_heartbeat(core: Core, group_id: str, create: bool, p: Pending) -> tuple[ConsumerGroup, bool]:
-    """``getOrMaybeCreateConsumerGroup``: (group, whether an empty classic group of that id is replaced).
+def group_for_heartbeat(core: Core, group_id: str, create: bool, p: Pending,
+                        topics: TopicsImage) -> tuple[ConsumerGroup, bool]:
+    """``getOrMaybeCreateConsumerGroup``: (group, whether a classic group of that id is replaced).
 
-    A non-empty classic group is refused here until online migration (spec §7) is built on top."""
+    A non-empty classic group is upgraded online (:func:`.migration.upgrade_group`, spec §7.2)."""
     group = core.groups.get(group_id)
     if group is not None:
         return group, False
@@ -48,6 +49,8 @@ def group_for_heartbeat(core: Core, group_id: str, create: bool, p: Pending) -> 
     if classic is None:
         if not create:
             raise KafkaError(ErrorCode.GROUP_ID_NOT_FOUND, f"Consumer group {group_id} not found.")
+    elif create and classic == "non-empty" and core.classic is not None:
+        return migration.upgrade_group(core, core.classic, group_id, topics, p), True
     elif not (create and classic == "empty"):
         raise not_a_consumer_group(group_id)
     p.record(GroupCreated(group_id, p.now_ms))
@@ -83,7 +86,7 @@ def with_request(member: ConsumerMember, inp: ConsumerGroupHeartbeatInput) -> Co
 
 def heartbeat(core: Core, now_ms: int, inp: ConsumerGroupHeartbeatInput, topics: TopicsImage,
               p: Pending) -> HeartbeatResult:
-    group, replaces_classic = group_for_heartbeat(core, inp.group_id, inp.member_epoch == 0, p)
+    group, replaces_classic = group_for_heartbeat(core, inp.group_id, inp.member_epoch == 0, p, topics)
     throw_if_full(core, group, inp.member_id, inp.instance_id)
     member_id = inp.member_id or core.new_member_id()
     member = members.resolve(group, member_id, inp, p)

@@ -74,7 +74,7 @@ def fence(core: Core, group: ConsumerGroup, member: ConsumerMember, removal: Gro
     reason = removal.reason_code if isinstance(removal, MemberFenced) else "member_leave"
     p.record(GroupEpochBumped(group.group_id, p.now_ms, epoch, hashed, reason, member.member_id))
     if len(group.members) == 1:
-        p.record(TargetAssignmentComputed(group.group_id, p.now_ms, epoch, None, 0))
+        p.record(TargetAssignmentComputed(group.group_id, p.now_ms, epoch, None, None))
     core.cancel_member_timers(group.group_id, member.member_id)
 
 

@@ -114,9 +114,11 @@ class ResolvedRegex:
 @dataclass
 class ConsumerGroup:
     group_id: str
-    group_epoch: int = 0
-    assignment_epoch: int = 0
-    assignment_timestamp_ms: int = 0
+    # 4.4.0: a new group starts at epoch 1 with target-assignment metadata (1, never computed)
+    # (ModernGroup's constructor; TargetAssignmentMetadata.INITIAL), so its first member gets epoch 2
+    group_epoch: int = 1
+    assignment_epoch: int = 1
+    assignment_timestamp_ms: int | None = None  # Kafka's 0: never computed, or reset when the group emptied
     members: dict[str, ConsumerMember] = field(default_factory=dict)
     member_order: TimelineKeyOrder = field(default_factory=TimelineKeyOrder)  # Kafka's TimelineHashMap order
     target: dict[str, Partitions] = field(default_factory=dict)

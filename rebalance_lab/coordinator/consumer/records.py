@@ -105,7 +105,7 @@ class TargetAssignmentComputed(ConsumerRecord):
     event_type: ClassVar[str] = "K848_TARGET_COMPUTED"
     epoch: int
     assignor: str | None
-    timestamp_ms: int
+    timestamp_ms: int | None  # None: Kafka's 0, "never computed"
     targets: Mapping[str, Partitions] = field(default_factory=dict)
     topic_names: Mapping[uuid.UUID, str] = field(default_factory=dict)
 

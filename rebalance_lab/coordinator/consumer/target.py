@@ -30,9 +30,10 @@ from rebalance_lab.coordinator.consumer.topics import TopicsImage
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
 
-def can_compute(last_timestamp_ms: int, interval_ms: int, now_ms: int) -> bool:
-    """``canComputeNextTargetAssignment``: timestamp 0 (never, or reset when the group emptied) always can."""
-    return last_timestamp_ms == 0 or interval_ms == 0 or now_ms >= last_timestamp_ms + interval_ms
+def can_compute(last_timestamp_ms: int | None, interval_ms: int, now_ms: int) -> bool:
+    """``canComputeNextTargetAssignment``: never computed (Kafka's timestamp 0, also written when the group
+    emptied; None here, so that a manual clock's t=0 is a real time) always can."""
+    return last_timestamp_ms is None or interval_ms == 0 or now_ms >= last_timestamp_ms + interval_ms
 
 
 def subscribed_names(member: ConsumerMember, group: ConsumerGroup) -> frozenset[str]:
