@@ -27,8 +27,17 @@ class CommittedOffset:
     expire_timestamp_ms: int | None  # only from OffsetCommit v2-4 RetentionTimeMs != -1
 
 
+@dataclass(frozen=True)
+class CommitTimeExpiry:
+    """How a KIP-848 consumer group's offsets expire (``ConsumerGroup.offsetExpirationCondition``, 4.4.0):
+    by commit timestamp in every state, except the topics the group subscribes to, which never expire
+    while it does (``OffsetMetadataManager.cleanupExpiredOffsets`` skips them)."""
+
+    subscribed_topics: frozenset[str]
+
+
 TopicPartitionKey = tuple[str, int]
-GroupLookup = Callable[[str], GroupView | None]
+GroupLookup = Callable[[str], GroupView | CommitTimeExpiry | None]
 SubscribedTopics = Callable[[GroupView], frozenset[str] | None]
 
 
@@ -106,7 +115,7 @@ class OffsetStore:
 
 def _expired(
     offsets: Iterable[tuple[TopicPartitionKey, CommittedOffset]],
-    group: GroupView | None,
+    group: GroupView | CommitTimeExpiry | None,
     now_ms: int,
     retention_ms: int,
     subscribed: SubscribedTopics,
@@ -114,8 +123,10 @@ def _expired(
     """``CG.offsetExpirationCondition``: which base time each offset's age is measured from."""
     topics: frozenset[str] | None = None
     base_state = 0
-    use_commit_time = group is None or group.protocol_type is None  # a simple group
-    if group is not None and group.protocol_type is not None:
+    use_commit_time = group is None or isinstance(group, CommitTimeExpiry) or group.protocol_type is None
+    if isinstance(group, CommitTimeExpiry):
+        topics = group.subscribed_topics
+    elif group is not None and group.protocol_type is not None:
         if group.state == "Empty":
             base_state = group.state_timestamp_ms
         elif group.protocol_type == "consumer" and group.state == "Stable":

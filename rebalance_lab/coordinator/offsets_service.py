@@ -5,9 +5,10 @@ from __future__ import annotations
 from rebalance_lab.coordinator.classic.offsets_gate import subscription_topics
 from rebalance_lab.coordinator.classic.records import GroupDeleted, GroupRecord
 from rebalance_lab.coordinator.classic.view import GroupView
+from rebalance_lab.coordinator.consumer.records import GroupDeleted as ConsumerGroupDeleted
 from rebalance_lab.coordinator.group_service import SERVICE_KEY as GROUPS_KEY
 from rebalance_lab.coordinator.group_service import GroupService
-from rebalance_lab.coordinator.offsets import OffsetStore
+from rebalance_lab.coordinator.offsets import CommitTimeExpiry, OffsetStore
 from rebalance_lab.coordinator.world import World
 
 SERVICE_KEY = "offsets"
@@ -28,16 +29,30 @@ class OffsetService:
     def fire_timers(self, now_ms: int) -> None:
         if not self.store.sweep_due(now_ms):
             return
-        self.store.expire(now_ms, self.groups.coordinator.group, _subscribed_topics)
+        self.store.expire(now_ms, self._expiry_of, _subscribed_topics)
         # SHARD.cleanupGroupMetadata: any Empty group left without offsets is deleted, including
-        # groups that only ever answered MEMBER_ID_REQUIRED.
+        # groups that only ever answered MEMBER_ID_REQUIRED, and KIP-848 consumer groups
+        # (Group.shouldExpire is true for both kinds in 4.4.0).
         for view in self.groups.coordinator.groups():
             if view.state == "Empty" and not self.store.has_offsets(view.group_id):
                 self.groups.delete_empty_group(view.group_id)
+        consumer = self.groups.consumer
+        for group_id, state, _type in consumer.list_entries():
+            if state == "Empty" and not self.store.has_offsets(group_id):
+                _error, fx = consumer.delete_group(now_ms, group_id)
+                self.groups.apply(fx)
+
+    def _expiry_of(self, group_id: str) -> GroupView | CommitTimeExpiry | None:
+        """A consumer group's offsets expire by commit time, but not those of topics it subscribes to."""
+        consumer = self.groups.consumer
+        if not consumer.has_group(group_id):
+            return self.groups.coordinator.group(group_id)
+        topics = {topic for (topic, _partition), _value in self.store.fetch_all(group_id)}
+        return CommitTimeExpiry(frozenset(t for t in topics if consumer.is_subscribed_to(group_id, t)))
 
     def _on_group_record(self, record: GroupRecord) -> None:
         # DeleteGroups (and an Empty group's expiry) removes the group's offsets with it.
-        if isinstance(record, GroupDeleted):
+        if isinstance(record, GroupDeleted | ConsumerGroupDeleted):
             self.store.delete_group(record.group_id)
 
     def _on_topic_change(self, topic: str, info: object | None) -> None:

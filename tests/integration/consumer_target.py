@@ -28,6 +28,7 @@ HEARTBEAT, COMMIT, FETCH, METADATA, CREATE_TOPICS, FIND_COORDINATOR = 68, 8, 9, 
 TOPICS = {"surface-t": 3, "surface-u": 2}
 TOPIC, OTHER = "surface-t", "surface-u"  # OTHER: a topic the tests' members never subscribe to
 ASSIGNMENT_INTERVAL_MS = 1_000  # Kafka 4.4.0's default group.consumer.assignment.interval.ms
+START_MS = 3_600_000
 
 
 @dataclass
@@ -54,10 +55,11 @@ class Target:
 
 
 @asynccontextmanager
-async def emulator_target() -> AsyncIterator[Target]:
+async def emulator_target(group: GroupConfig | None = None) -> AsyncIterator[Target]:
     config = EmulatorConfig(port=0, manual_clock=True, flavor=Flavor.KAFKA_4,
-                            group=GroupConfig(initial_rebalance_delay_ms=0), topics=tuple(TOPICS.items()))
+                            group=group or GroupConfig(initial_rebalance_delay_ms=0), topics=tuple(TOPICS.items()))
     async with EmulatorServer(config) as server:
+        server.advance(START_MS)  # a broker's clock is never 0 (Kafka's assignment timestamp 0 means "never")
         info = server.world.cluster.brokers[0]
         target = Target("emulator", info.host, info.port, server=server)
         target.topic_ids = await _topic_ids(target)
@@ -152,14 +154,34 @@ class Member:
         await self.conn.close()
 
 
-async def commit(conn: RawConnection, version: int, group_id: str, epoch: int, member_id: str,
-                 offsets: dict[str, list[int]], ids: dict[str, uuid.UUID], *, metadata: str = "",
-                 instance_id: str | None = None) -> list[tuple[str, int, int]]:
-    """OffsetCommit of offset 7 for each partition; answers (topic, partition, error) in order."""
+async def commit_topics(conn: RawConnection, version: int, group_id: str, epoch: int, member_id: str,
+                        offsets: list[tuple[str, list[int]]], ids: dict[str, uuid.UUID]) -> list[tuple[str, int, int]]:
+    """OffsetCommit with topics as listed (a topic may repeat); answers (topic, partition, error) as they come."""
     topic_cls = codec.request_type(COMMIT).OffsetCommitRequestTopic
     part_cls = topic_cls.OffsetCommitRequestPartition
     topics = [topic_cls(**({"topic_id": ids[name]} if version >= 10 else {"name": name}),
-                        partitions=[part_cls(partition_index=p, committed_offset=7, committed_metadata=metadata,
+                        partitions=[part_cls(partition_index=p, committed_offset=7, committed_metadata="",
+                                             committed_leader_epoch=-1) for p in parts])
+              for name, parts in offsets]
+    response = await conn.request(COMMIT, version, group_id=group_id, generation_id_or_member_epoch=epoch,
+                                  member_id=member_id, group_instance_id=None, topics=topics)
+    names = {v: k for k, v in ids.items()}
+    return [(t.name if version < 10 else names[t.topic_id], p.partition_index, p.error_code)
+            for t in response.topics for p in t.partitions]
+
+
+async def commit(conn: RawConnection, version: int, group_id: str, epoch: int, member_id: str,
+                 offsets: dict[str, list[int]], ids: dict[str, uuid.UUID], *, metadata: str | dict[int, str] = "",
+                 instance_id: str | None = None) -> list[tuple[str, int, int]]:
+    """OffsetCommit of offset 7 for each partition (``metadata``: for all, or by partition index);
+    answers (topic, partition, error) in order."""
+    def metadata_of(p: int) -> str:
+        return metadata if isinstance(metadata, str) else metadata.get(p, "")
+
+    topic_cls = codec.request_type(COMMIT).OffsetCommitRequestTopic
+    part_cls = topic_cls.OffsetCommitRequestPartition
+    topics = [topic_cls(**({"topic_id": ids[name]} if version >= 10 else {"name": name}),
+                        partitions=[part_cls(partition_index=p, committed_offset=7, committed_metadata=metadata_of(p),
                                              committed_leader_epoch=-1) for p in parts])
               for name, parts in offsets.items()]
     response = await conn.request(COMMIT, version, group_id=group_id, generation_id_or_member_epoch=epoch,

@@ -9,11 +9,13 @@ minute at least) and sits at the end.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
+from rebalance_lab.config import GroupConfig
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
 
@@ -26,6 +28,7 @@ from .consumer_target import (
     Target,
     broker_target,
     commit,
+    commit_topics,
     emulator_target,
     fetch,
 )
@@ -196,6 +199,40 @@ async def test_a_partition_with_too_large_metadata_is_not_epoch_checked(target: 
     assert result == [(TOPIC, gone, E.OFFSET_METADATA_TOO_LARGE)]
 
 
+async def test_a_partition_with_too_large_metadata_does_not_save_a_commit_that_fails_elsewhere(
+    target: Target, group: tuple[str, Member]
+) -> None:
+    group_id, a = group
+    old_epoch = a.epoch
+    await _two_members_after_a_handover(target, group_id, a)
+    kept, gone = min(p for _t, p in a.partitions()), _revoked(a)[0]
+    result = await commit(a.conn, 9, group_id, old_epoch, "A", {TOPIC: [kept, gone]}, target.topic_ids,
+                          metadata={kept: "x" * 5000})
+    assert result == [(TOPIC, kept, E.STALE_MEMBER_EPOCH), (TOPIC, gone, E.STALE_MEMBER_EPOCH)]
+
+
+@pytest.mark.parametrize("version", [8, 9, 10])
+@pytest.mark.parametrize("kind", ["simple", "consumer"])
+async def test_a_commit_answers_pre_check_failures_first_merged_by_topic(target: Target, version: int,
+                                                                        kind: str) -> None:
+    """KafkaApis' response builder, for a simple (classic) group and a consumer group alike."""
+    group_id = target.new_group_id()
+    member = await Member.join(target, group_id, "A", [TOPIC]) if kind == "consumer" else None
+    conn = member.conn if member else await target.connect()
+    epoch, member_id = (member.epoch, "A") if member else (-1, "")
+    ids = {**target.topic_ids, "nope": uuid.uuid4()}
+    offsets = [(TOPIC, [0, 99, 1]), ("nope", [0]), (OTHER, [5, 0]), (TOPIC, [2])]
+    result = await commit_topics(conn, version, group_id, epoch, member_id, offsets, ids)
+    unknown_topic = E.UNKNOWN_TOPIC_ID if version >= 10 else E.UNKNOWN_TOPIC_OR_PARTITION
+    ok = E.UNSUPPORTED_VERSION if member and version < 9 else E.NONE
+    assert result == [(TOPIC, 99, E.UNKNOWN_TOPIC_OR_PARTITION), (TOPIC, 0, ok), (TOPIC, 1, ok), (TOPIC, 2, ok),
+                      ("nope", 0, unknown_topic), (OTHER, 5, E.UNKNOWN_TOPIC_OR_PARTITION), (OTHER, 0, ok)]
+    if member:
+        await member.leave()
+    else:
+        await conn.close()
+
+
 # -- OffsetFetch v9+ (spec §8.2: strict epoch equality, no KIP-1251 relaxation) -------------------
 
 @pytest.mark.parametrize(("member_id", "epoch_delta", "expected"), [
@@ -350,13 +387,16 @@ async def test_a_consumer_group_is_listed_assigning_then_reconciling_then_empty(
 
 # -- DescribeGroups (KIP-1043: v6 says GROUP_ID_NOT_FOUND; v0-5 show a Dead placeholder) -----------
 
+ALL_GROUP_OPERATIONS = {3, 6, 8, 10, 11}  # 3400 as kafka-python decodes the bit field; None is INT_MIN
+
+
 def _describe_fields(version: int, group_ids: list[str]) -> dict[str, Any]:
-    return {"groups": group_ids, **({"include_authorized_operations": False} if version >= 3 else {})}
+    return {"groups": group_ids, **({"include_authorized_operations": True} if version >= 3 else {})}
 
 
-def _described(g: Any) -> tuple[Any, ...]:
-    return (g.error_code, getattr(g, "error_message", None), g.group_state, g.protocol_type, g.protocol_data,
-            list(g.members))
+def _described(version: int, g: Any) -> tuple[Any, ...]:
+    return (g.error_code, g.error_message if version >= 6 else None, g.group_state, g.protocol_type,
+            g.protocol_data, list(g.members), g.authorized_operations if version >= 3 else None)
 
 
 @pytest.mark.parametrize("version", [0, 1, 3, 5, 6])
@@ -369,11 +409,11 @@ async def test_describe_groups_of_a_consumer_group(target: Target, version: int,
         await a.leave()
     response = await conn.request(DESCRIBE, version, **_describe_fields(version, [group_id]))
     expected: tuple[Any, ...]
-    if version >= 6:
-        expected = (E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a classic group.", "Dead", "", "", [])
+    if version >= 6:  # no authorized operations with the error, although they were asked for
+        expected = (E.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a classic group.", "Dead", "", "", [], None)
     else:
-        expected = (0, None, "Dead", "", "", [])
-    assert [_described(g) for g in response.groups] == [expected]
+        expected = (0, None, "Dead", "", "", [], ALL_GROUP_OPERATIONS if version >= 3 else None)
+    assert [_described(version, g) for g in response.groups] == [expected]
     if not empty:
         await a.leave()
     await conn.close()
@@ -383,8 +423,8 @@ async def test_describe_groups_v6_of_an_unknown_group_is_dead_and_not_found(targ
     conn = await target.connect()
     group_id = target.new_group_id()
     response = await conn.request(DESCRIBE, 6, **_describe_fields(6, [group_id]))
-    assert [_described(g) for g in response.groups] == [
-        (E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.", "Dead", "", "", [])]
+    assert [_described(6, g) for g in response.groups] == [
+        (E.GROUP_ID_NOT_FOUND, f"Group {group_id} not found.", "Dead", "", "", [], None)]
     await conn.close()
 
 
@@ -409,3 +449,37 @@ async def test_an_empty_consumer_group_is_deleted_with_its_offsets(target: Targe
     again = await conn.request(DELETE, 2, groups_names=[group_id])
     assert [(r.group_id, r.error_code) for r in again.results] == [(group_id, E.GROUP_ID_NOT_FOUND)]
     await conn.close()
+
+
+# -- Offsets retention (emulator only: spec/kip848.md §8.3; Kafka 4.4.0 ConsumerGroup.offsetExpirationCondition,
+#    OffsetMetadataManager.cleanupExpiredOffsets and GroupCoordinatorShard.cleanupGroupMetadata, read in the jar) --
+
+RETENTION = GroupConfig(initial_rebalance_delay_ms=0, offsets_retention_minutes=1,
+                        offsets_retention_check_interval_ms=1_000)
+
+
+async def test_a_consumer_groups_offsets_expire_by_commit_time_but_not_for_subscribed_topics() -> None:
+    async with emulator_target(RETENTION) as target:
+        group_id = target.new_group_id()
+        a = await Member.join(target, group_id, "A", [TOPIC])
+        await commit(a.conn, 9, group_id, a.epoch, "A", {TOPIC: [0], OTHER: [1]}, target.topic_ids)
+        for _ in range(3):  # 63 s in all, the member heartbeating within its 45 s session
+            await target.wait_ms(21_000)
+            assert (await a.heartbeat()).error_code == 0
+        assert await fetch(a.conn, 8, group_id, None, -1, None) == (0, [(TOPIC, 0, 7)])
+        await a.leave()
+
+
+async def test_an_empty_consumer_group_goes_when_its_offsets_have_expired() -> None:
+    async with emulator_target(RETENTION) as target:
+        group_id = target.new_group_id()
+        a = await Member.join(target, group_id, "A", [TOPIC])
+        await commit(a.conn, 9, group_id, a.epoch, "A", {TOPIC: [0]}, target.topic_ids)
+        conn = await target.connect()
+        await a.leave()
+        await target.wait_ms(59_000)
+        assert await _listed(conn, 5, {group_id}) == {(group_id, "consumer", "Empty", "consumer")}
+        await target.wait_ms(2_000)
+        assert await _listed(conn, 5, {group_id}) == set()
+        assert await fetch(conn, 8, group_id, None, -1, None) == (0, [])
+        await conn.close()

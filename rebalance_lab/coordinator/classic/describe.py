@@ -39,8 +39,9 @@ def _describe_one(core: Core, group_id: str, api_version: int, ops: int) -> Desc
     group = core.groups.get(group_id)
     if group is None or group.state is GroupState.DEAD:
         if api_version >= 6 and core.java:
-            # KIP-1043 (4.0+); the exact field values are unconfirmed (spec §19.2).
-            return DescribedGroup(group_id, ErrorCode.GROUP_ID_NOT_FOUND, "", "", "", (), ops,
+            # KIP-1043 (4.0+). The real 4.4.0 broker answers state "Dead" and no authorized
+            # operations (INT_MIN) even when they were asked for.
+            return DescribedGroup(group_id, ErrorCode.GROUP_ID_NOT_FOUND, GroupState.DEAD.value, "", "", (), INT_MIN,
                                   f"Group {group_id} not found.")
         return DescribedGroup(group_id, ErrorCode.NONE, GroupState.DEAD.value, "", "", (), ops)
     stable = group.state is GroupState.STABLE

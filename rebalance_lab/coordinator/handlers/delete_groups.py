@@ -1,9 +1,13 @@
-"""DeleteGroups (42), v0-2 (spec §11.3). Duplicate ids are removed first (KafkaApis)."""
+"""DeleteGroups (42), v0-2 (spec §11.3). Duplicate ids are removed first (KafkaApis).
+
+A KIP-848 consumer group goes only when Empty (spec/kip848.md §8.3), with its offsets.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rebalance_lab.coordinator import consumer_surface
 from rebalance_lab.coordinator.classic.messages import DeleteGroupsInput, DeleteGroupsResult
 from rebalance_lab.coordinator.group_service import owns_group, service_of
 from rebalance_lab.coordinator.handlers.base import RequestContext
@@ -16,14 +20,16 @@ API_KEY = 42
 def handle(ctx: RequestContext, request: Any) -> Any:
     version = ctx.api_version
     group_ids = list(dict.fromkeys(g or "" for g in request.groups_names or ()))
-    ours = tuple(g for g in group_ids if owns_group(ctx.world, ctx.broker.node_id, g))
+    ours = [g for g in group_ids if owns_group(ctx.world, ctx.broker.node_id, g)]
+    consumer = {g: consumer_surface.delete(ctx.world, g) for g in ours if consumer_surface.holds(ctx.world, g)}
     result_type = codec.data_class(codec.response_type(API_KEY), "DeletableGroupResult")
 
     def build(result: DeleteGroupsResult) -> Any:
-        errors = dict(result.results)
+        errors = {**dict(result.results), **consumer}
         results = [result_type(group_id=g, error_code=int(errors.get(g, ErrorCode.NOT_COORDINATOR)))
                    for g in group_ids]
         return codec.new_response(API_KEY, version, throttle_time_ms=0, results=results)
 
     service = service_of(ctx.world)
-    return service.call(service.coordinator.delete_groups, DeleteGroupsInput(ours), build)
+    classic = DeleteGroupsInput(tuple(g for g in ours if g not in consumer))
+    return service.call(service.coordinator.delete_groups, classic, build)

@@ -1,9 +1,14 @@
-"""DescribeGroups (15), v0-6 (spec §11.1). Groups another broker coordinates get NOT_COORDINATOR."""
+"""DescribeGroups (15), v0-6 (spec §11.1). Groups another broker coordinates get NOT_COORDINATOR.
+
+A KIP-848 consumer group is not a classic group: it is answered as an unknown group is, and v6
+says why (spec/kip848.md §8.3, :func:`~rebalance_lab.coordinator.consumer_surface.described_as_classic`).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rebalance_lab.coordinator import consumer_surface
 from rebalance_lab.coordinator.classic.messages import (
     DescribedGroup,
     DescribeGroupsInput,
@@ -48,9 +53,11 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     include_ops = bool(request.include_authorized_operations) if version >= 3 else False
     service = service_of(ctx.world)
     described: dict[str, DescribedGroup] = {}
+    consumer = {g for g in ours if consumer_surface.holds(ctx.world, g)}
 
     def build(result: DescribeGroupsResult) -> Any:
-        described.update((g.group_id, g) for g in result.groups)
+        described.update((g.group_id, consumer_surface.described_as_classic(g.group_id, version, g)
+                          if g.group_id in consumer else g) for g in result.groups)
         groups = [described.get(g) or _not_coordinator(g) for g in group_ids]
         return codec.new_response(API_KEY, version, throttle_time_ms=0, groups=[_group(version, g) for g in groups])
 

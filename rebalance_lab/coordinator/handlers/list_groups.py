@@ -1,9 +1,11 @@
-"""ListGroups (16), v0-5 (spec §11.2): the groups this broker coordinates."""
+"""ListGroups (16), v0-5 (spec §11.2): the groups this broker coordinates, classic then KIP-848
+consumer groups (spec/kip848.md §8.3; Kafka's order is a hash order across both, unspecified)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rebalance_lab.coordinator import consumer_surface
 from rebalance_lab.coordinator.classic.messages import ListGroupsInput, ListGroupsResult
 from rebalance_lab.coordinator.group_service import owns_group, service_of
 from rebalance_lab.coordinator.handlers.base import RequestContext
@@ -21,7 +23,7 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     def build(result: ListGroupsResult) -> Any:
         groups = [
             listed(group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type)
-            for g in result.groups
+            for g in (*result.groups, *consumer_surface.listed(ctx.world, states, types))
             if owns_group(ctx.world, ctx.broker.node_id, g.group_id)
         ]
         return codec.new_response(API_KEY, version, throttle_time_ms=0, error_code=int(result.error), groups=groups)

@@ -4,7 +4,9 @@ Order of checks as Kafka: the request-level topic/partition pre-checks of
 ``KafkaApis.handleOffsetCommitRequest`` first (a commit with nothing valid left
 never reaches the coordinator, so it creates no group: trap §16.12), then the
 group verdict, then the per-partition metadata size rule. The response keeps the
-request's order (Java coordinator; §15 #9 lists Scala's hash-map order).
+request's order (Java coordinator; §15 #9 lists Scala's hash-map order). A KIP-848
+consumer group gives its verdict in :mod:`~rebalance_lab.coordinator.consumer_surface`
+(spec/kip848.md §8.1, with 4.4.0's per-partition assignment epochs, KIP-1251).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from rebalance_lab.coordinator import consumer_surface
 from rebalance_lab.coordinator.cluster import TopicInfo
 from rebalance_lab.coordinator.group_service import owns_group, service_of
 from rebalance_lab.coordinator.handlers.base import RequestContext
@@ -30,6 +33,7 @@ class _Partition:
     topic: str | None
     request: Any
     error: ErrorCode = ErrorCode.NONE
+    early: bool = False  # failed KafkaApis' pre-checks (never seen by the coordinator)
 
 
 def _resolve_topic(ctx: RequestContext, topic: Any) -> tuple[TopicInfo | None, ErrorCode]:
@@ -48,9 +52,9 @@ def _prechecked(ctx: RequestContext, request: Any) -> list[tuple[Any, list[_Part
         parts = []
         for p in topic.partitions:
             if info is not None and not 0 <= p.partition_index < len(info.partitions):
-                parts.append(_Partition(info.name, p, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION))
+                parts.append(_Partition(info.name, p, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, early=True))
             else:
-                parts.append(_Partition(info.name if info else None, p, error))
+                parts.append(_Partition(info.name if info else None, p, error, early=error is not ErrorCode.NONE))
         result.append((topic, parts))
     return result
 
@@ -82,10 +86,25 @@ def _set_all(checked: list[tuple[Any, list[_Partition]]], error: ErrorCode) -> N
                 part.error = error
 
 
-def _group_error(ctx: RequestContext, request: Any) -> ErrorCode:
+def _checked_by_consumer_group(ctx: RequestContext, checked: list[tuple[Any, list[_Partition]]]
+                                ) -> list[consumer_surface.CommittedPartition]:
+    """The partitions a consumer group checks: pre-checks passed and metadata within the limit."""
+    limit = ctx.world.config.group.offset_metadata_max_bytes
+    topics = ctx.world.cluster.topics
+    return [consumer_surface.CommittedPartition(part.topic, topics[part.topic].topic_id, part.request.partition_index)
+            for _topic, parts in checked for part in parts
+            if part.error is ErrorCode.NONE and part.topic is not None
+            and len(part.request.committed_metadata or "") <= limit]
+
+
+def _group_error(ctx: RequestContext, request: Any, checked: list[tuple[Any, list[_Partition]]]) -> ErrorCode:
     if not owns_group(ctx.world, ctx.broker.node_id, request.group_id):
         return ErrorCode.NOT_COORDINATOR
     instance = getattr(request, "group_instance_id", None) if ctx.api_version >= 7 else None
+    if consumer_surface.holds(ctx.world, request.group_id):
+        return consumer_surface.offset_commit_error(
+            ctx.world, request.group_id, request.member_id, request.generation_id_or_member_epoch, instance,
+            ctx.api_version, _checked_by_consumer_group(ctx, checked))
     return service_of(ctx.world).validate_offset_commit(
         request.group_id, request.member_id, request.generation_id_or_member_epoch, instance, ctx.api_version
     )
@@ -94,12 +113,30 @@ def _group_error(ctx: RequestContext, request: Any) -> ErrorCode:
 def handle(ctx: RequestContext, request: Any) -> Any:
     checked = _prechecked(ctx, request)
     if any(part.error is ErrorCode.NONE for _t, parts in checked for part in parts):
-        error = _group_error(ctx, request)
+        error = _group_error(ctx, request, checked)
         if error is ErrorCode.NONE:
             _commit_all(ctx, request, checked)
         else:
             _set_all(checked, error)
-    return _response(ctx.api_version, checked, lambda part: part.error)
+    return _response(ctx.api_version, _in_kafkas_order(ctx.api_version, checked), lambda part: part.error)
+
+
+def _in_kafkas_order(version: int, checked: list[tuple[Any, list[_Partition]]]) -> list[tuple[Any, list[_Partition]]]:
+    """KafkaApis puts the pre-check failures in an ``OffsetCommitResponse.Builder`` and merges the
+    coordinator's answer into it. Without a failure the coordinator's answer is the response (request
+    order, a repeated topic repeated); otherwise each topic appears once (by name; by id from v10), in
+    the order of its first failure and then of the request, its failed partitions first (checked on a
+    real 4.4.0 broker)."""
+    if not any(part.early for _topic, parts in checked for part in parts):
+        return checked
+    merged: dict[Any, tuple[Any, list[_Partition]]] = {}
+    for early in (True, False):
+        for topic, parts in checked:
+            key = topic.topic_id if version >= _TOPIC_IDS_FROM else topic.name
+            for part in parts:
+                if part.early is early:
+                    merged.setdefault(key, (topic, []))[1].append(part)
+    return list(merged.values())
 
 
 def _response(version: int, checked: list[tuple[Any, list[_Partition]]],

@@ -1,9 +1,16 @@
-"""OffsetDelete (47) (spec/coordinator.md §12.3)."""
+"""OffsetDelete (47) (spec/coordinator.md §12.3).
+
+A KIP-848 consumer group has no state check (``ConsumerGroup.validateOffsetDelete`` does
+nothing): only the topics its members subscribe to are refused, GROUP_SUBSCRIBED_TO_TOPIC per
+partition (spec/kip848.md §8.3).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from rebalance_lab.coordinator import consumer_surface
+from rebalance_lab.coordinator.classic.offsets_gate import OffsetDeleteCheck
 from rebalance_lab.coordinator.group_service import owns_group, service_of
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.offsets_service import offsets_of
@@ -38,9 +45,16 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     if not owns_group(ctx.world, ctx.broker.node_id, request.group_id):
         return codec.new_response(API_KEY, ctx.api_version, error_code=int(ErrorCode.NOT_COORDINATOR),
                                   throttle_time_ms=0, topics=[])
-    check = service_of(ctx.world).validate_offset_delete(request.group_id)
+    check = _check(ctx, request)
     if check.error is not ErrorCode.NONE:
         return codec.new_response(API_KEY, ctx.api_version, error_code=int(check.error), throttle_time_ms=0,
                                   topics=[])
     return codec.new_response(API_KEY, ctx.api_version, error_code=0, throttle_time_ms=0,
                               topics=_topics(ctx, request, check.is_subscribed))
+
+
+def _check(ctx: RequestContext, request: Any) -> OffsetDeleteCheck:
+    if consumer_surface.holds(ctx.world, request.group_id):
+        topics = consumer_surface.subscribed_topics(ctx.world, request.group_id, (t.name for t in request.topics))
+        return OffsetDeleteCheck(ErrorCode.NONE, topics)
+    return service_of(ctx.world).validate_offset_delete(request.group_id)

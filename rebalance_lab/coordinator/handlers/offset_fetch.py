@@ -3,7 +3,9 @@
 An unknown or Dead group is no error: each requested partition answers -1/-1/""
 and "all topics" answers an empty list. Where a group-level error goes depends on
 the version: into every partition (v<2), the top-level ErrorCode (v2-7), or the
-group's ErrorCode (v8+). Member id and epoch (v9+) are ignored for classic groups.
+group's ErrorCode (v8+). Member id and epoch (v9+) are ignored for classic groups; a KIP-848
+consumer group checks them (spec/kip848.md §8.2, strict epoch equality) and a failed check is the
+group's error with no topics.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from rebalance_lab.coordinator import consumer_surface
 from rebalance_lab.coordinator.classic.ordering import java_hashmap_order
 from rebalance_lab.coordinator.group_service import owns_group
 from rebalance_lab.coordinator.handlers.base import RequestContext
@@ -23,6 +26,7 @@ API_KEY = 9
 _BATCHED_FROM = 8
 _TOPIC_IDS_FROM = 10
 _TOP_LEVEL_ERROR_FROM = 2
+_MEMBER_FROM = 9  # MemberId/MemberEpoch (KIP-848)
 
 
 @dataclass(frozen=True)
@@ -79,10 +83,14 @@ def _integer_hashmap_order(items: list[tuple[int, CommittedOffset]]) -> list[tup
     return sorted(items, key=lambda kv: (kv[0] ^ (kv[0] >> 16)) & (capacity - 1))
 
 
-def _fetch_group(ctx: RequestContext, group_id: str, topics: list[Any] | None,
-                 indexes_field: str) -> tuple[ErrorCode, list[_TopicResult]]:
+def _fetch_group(ctx: RequestContext, group_id: str, topics: list[Any] | None, indexes_field: str,
+                 member: tuple[str | None, int] = (None, -1)) -> tuple[ErrorCode, list[_TopicResult]]:
     if not owns_group(ctx.world, ctx.broker.node_id, group_id):
         return ErrorCode.NOT_COORDINATOR, []
+    if consumer_surface.holds(ctx.world, group_id):
+        error = consumer_surface.offset_fetch_error(ctx.world, group_id, *member)
+        if error is not ErrorCode.NONE:
+            return error, []
     if topics is None:
         return ErrorCode.NONE, _all(ctx, group_id)
     return ErrorCode.NONE, _requested(ctx, group_id, topics, indexes_field)
@@ -128,7 +136,8 @@ def _batched(ctx: RequestContext, request: Any) -> Any:
     topic_cls = group_cls.OffsetFetchResponseTopics
     groups = []
     for group in request.groups:
-        error, results = _fetch_group(ctx, group.group_id, group.topics, "partition_indexes")
+        member = (group.member_id, group.member_epoch) if ctx.api_version >= _MEMBER_FROM else (None, -1)
+        error, results = _fetch_group(ctx, group.group_id, group.topics, "partition_indexes", member)
         groups.append(group_cls(group_id=group.group_id, error_code=int(error),
                                 topics=_topics(topic_cls, ctx.api_version, results, ErrorCode.NONE)))
     return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, groups=groups)
