@@ -44,24 +44,25 @@ def emulator_config(
         group=GroupConfig(initial_rebalance_delay_ms=initial_rebalance_delay_ms,
                           min_session_timeout_ms=min_session_timeout_ms),
     )
-    for prop, value in (broker or {}).items():
-        config = _with_property(config, prop, value)
-    return config
+    return _with_properties(config, broker or {})
 
 
-def _with_property(config: EmulatorConfig, prop: str, value: str) -> EmulatorConfig:
-    """A scenario's ``broker:`` property on the emulator's config: ``group.consumer.X.Y`` is
-    ``consumer_group.X_Y`` (KIP-848 settings), ``group.X.Y`` is ``group.X_Y``."""
-    section, name = ("consumer_group", prop[len("group.consumer."):]) if prop.startswith("group.consumer.") \
-        else ("group", prop.removeprefix("group."))
-    part: Any = getattr(config, section, None)
-    key = name.replace(".", "_")
-    if part is None or key not in {f.name for f in dataclasses.fields(part)}:
-        raise ScenarioError(f"broker property {prop!r} has no emulator setting ({section}.{key})")
-    current = getattr(part, key)
-    typed: object = int(value) if isinstance(current, int) else value
-    changes: dict[str, Any] = {section: dataclasses.replace(part, **{key: typed})}
-    return dataclasses.replace(config, **changes)
+def _with_properties(config: EmulatorConfig, broker: Mapping[str, str]) -> EmulatorConfig:
+    """A scenario's ``broker:`` properties on the emulator's config, all at once (the config
+    checks Kafka's cross-field rules): ``group.consumer.X.Y`` is ``consumer_group.X_Y``
+    (KIP-848 settings), ``group.X.Y`` is ``group.X_Y``."""
+    changes: dict[str, dict[str, object]] = {}
+    for prop, value in broker.items():
+        section, name = ("consumer_group", prop[len("group.consumer."):]) if prop.startswith("group.consumer.") \
+            else ("group", prop.removeprefix("group."))
+        part: Any = getattr(config, section, None)
+        key = name.replace(".", "_")
+        if part is None or key not in {f.name for f in dataclasses.fields(part)}:
+            raise ScenarioError(f"broker property {prop!r} has no emulator setting ({section}.{key})")
+        changes.setdefault(section, {})[key] = int(value) if isinstance(getattr(part, key), int) else value
+    parts: dict[str, Any] = {section: dataclasses.replace(getattr(config, section), **values)
+                             for section, values in changes.items()}
+    return dataclasses.replace(config, **parts)
 
 
 def broker_settings(scenario: Scenario) -> dict[str, str | int | bool]:

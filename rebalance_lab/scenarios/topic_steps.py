@@ -70,17 +70,21 @@ async def _wait_for_group_coordinator(session: Session, ctx: RunContext, wanted:
         conn = await session.connection(ADMIN, group_id, ADMIN, "probe")
         if rq.API_KEYS["ConsumerGroupHeartbeat"] not in conn.api_versions:
             return
-        join = rq.consumer_heartbeat(1, group_id=group_id, member_id="probe", member_epoch=0, instance_id=None,
+        version = session.version(conn, "ConsumerGroupHeartbeat")
+        join = rq.consumer_heartbeat(version, group_id=group_id, member_id="probe", member_epoch=0, instance_id=None,
                                      rack_id=None, rebalance_timeout_ms=1000, subscribed_topic_names=list(wanted),
                                      subscribed_topic_regex=None, server_assignor=None, topic_partitions=[])
         response = await conn.request(join)
+        if response.error_code != 0:
+            return  # e.g. a 3.9 broker, whose consumer protocol is off by default
         got = {(tp.topic_id, p) for tp in (response.assignment.topic_partitions if response.assignment else ())
                for p in tp.partitions}
-        await conn.request(rq.consumer_heartbeat(1, group_id=group_id, member_id="probe", member_epoch=-1,
+        leave_id = str(response.member_id or "probe")
+        await conn.request(rq.consumer_heartbeat(version, group_id=group_id, member_id=leave_id, member_epoch=-1,
                                                  instance_id=None, rack_id=None, rebalance_timeout_ms=-1,
                                                  subscribed_topic_names=None, subscribed_topic_regex=None,
                                                  server_assignor=None, topic_partitions=None))
-        if response.error_code != 0 or got == expected:
+        if got == expected:
             return
         await asyncio.sleep(_PAUSE_S / 2)
 
