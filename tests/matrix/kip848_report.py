@@ -7,6 +7,7 @@ The classic matrix rewrites the whole document; this section lives between two m
 from __future__ import annotations
 
 import datetime
+import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,18 +49,20 @@ class Result:
 def heartbeat_facts(run: Run) -> dict[str, Any]:
     """The joining request of each member (epoch 0) and the error codes the members were answered."""
     beats = run.tap.heartbeats_of(run.prefix)
-    joins = [h.request for h in beats if h.request.get("member_epoch") == 0]
-    first = joins[0] if joins else {}
+    joins = [h for h in beats if h.request.get("member_epoch") == 0]
+    first = joins[0].request if joins else {}
+    leaves = [h.request for h in beats if (h.request.get("member_epoch") or 0) < 0]
     errors = sorted({int(h.response["error_code"]) for h in beats if h.response and h.response.get("error_code")})
     return {
         "versions": sorted({h.version for h in beats}),
-        "own_member_id_on_join": bool(joins) and all(j.get("member_id") for j in joins),
+        "own_member_id_on_join": bool(joins) and all(j.request.get("member_id") for j in joins),
+        "first_epoch": joins[0].response.get("member_epoch") if joins and joins[0].response else None,
         "server_assignor": first.get("server_assignor"),
         "rebalance_timeout_ms": first.get("rebalance_timeout_ms"),
         "regex": first.get("subscribed_topic_regex"),
         "owned_on_join": first.get("topic_partitions"),
-        "leave_epochs": sorted({h.request.get("member_epoch") for h in beats
-                                if (h.request.get("member_epoch") or 0) < 0}),
+        "leave_epochs": sorted({int(h["member_epoch"]) for h in leaves}),
+        "leave_owned": leaves[0].get("topic_partitions") if leaves else None,
         "errors": errors,
     }
 
@@ -91,18 +94,24 @@ def _summary(results: list[Result]) -> list[str]:
     return lines
 
 
+def _field(value: Any) -> str:
+    """A request field as the wire has it: null, an empty string and an empty list are different things."""
+    return "null" if value is None else f"`{json.dumps(value)}`"
+
+
 def _wire(results: list[Result]) -> list[str]:
-    lines = ["| Client | Target | ConsumerGroupHeartbeat | Own member id on join (v1) | ServerAssignor | "
-             "RebalanceTimeoutMs | Regex | Leave epochs | Errors answered | Other APIs |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+    lines = ["| Client | Target | ConsumerGroupHeartbeat | Own member id on join (v1) | First join → epoch | "
+             "ServerAssignor | RebalanceTimeoutMs | Regex on join | Leave epoch (TopicPartitions) | Errors answered | "
+             "Other APIs |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         h = r.heartbeat
         others = ", ".join(f"{api} {'/'.join(f'v{v}' for v in vs)}" for api, vs in r.api_versions.items()
                            if api != "ConsumerGroupHeartbeat")
         lines.append(f"| {r.client} | {r.target} | {', '.join(f'v{v}' for v in h.get('versions', [])) or '—'} | "
-                     f"{'yes' if h.get('own_member_id_on_join') else 'no'} | {h.get('server_assignor')} | "
-                     f"{h.get('rebalance_timeout_ms')} | {h.get('regex') or '—'} | "
-                     f"{', '.join(map(str, h.get('leave_epochs', []))) or '—'} | "
+                     f"{'yes' if h.get('own_member_id_on_join') else 'no'} | {h.get('first_epoch')} | "
+                     f"{h.get('server_assignor')} | {h.get('rebalance_timeout_ms')} | {_field(h.get('regex'))} | "
+                     f"{', '.join(map(str, h.get('leave_epochs', []))) or '—'} ({_field(h.get('leave_owned'))}) | "
                      f"{', '.join(map(str, h.get('errors', []))) or '—'} | {others} |")
     return lines
 
@@ -130,15 +139,23 @@ def render(results: list[Result], not_speaking: dict[str, str], when: datetime.d
         "",
         "### What the members sent",
         "",
-        "From their ConsumerGroupHeartbeats (the joining request, epoch 0, for the member id, assignor, "
-        "rebalance timeout and regex; every request for the leave epochs; every response for the errors).",
+        "From their ConsumerGroupHeartbeats: the joining requests (epoch 0) for the member id, assignor, "
+        "rebalance timeout and regex, and the first one's answer for the epoch; the leaving request; every "
+        "response for the errors. A fresh group's first member gets epoch 2 on Kafka 4.4.0 (a new group starts at "
+        "epoch 1).",
         "",
         *_wire(results),
+        "",
+        "### Notes",
+        "",
+        *notes,
+        "- Times are wall-clock (two shared cores): *3 members up* from starting the processes until the group is "
+        "settled and the first batch consumed; *Crash → 1* from the SIGKILL until the group of one is settled "
+        "(it includes the 6 s session timeout).",
         "",
         "### Clients without KIP-848 in their pinned release",
         "",
         *[f"- **{name}**: {why}." for name, why in not_speaking.items()],
-        *notes,
         END,
     ])
 

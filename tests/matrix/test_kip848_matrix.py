@@ -65,7 +65,7 @@ CLIENTS = [
 NOT_SPEAKING = {
     "aiokafka 0.14.0": "no ConsumerGroupHeartbeat in its protocol module; classic protocol only",
     "kafka-python 3.0.12": "no KIP-848 consumer (dpkp/kafka-python #3000 is open); classic protocol only",
-    "kafkajs 2.2.4": "the last release (2022); classic protocol only",
+    "kafkajs 2.2.4": "classic protocol only (no ConsumerGroupHeartbeat; nor in 2.3.0-beta.3, the newest beta)",
 }
 TARGETS = ["emulator", "real-kafka-4"]
 
@@ -84,8 +84,13 @@ def _emulator_group_options() -> dict[str, Any]:
     """The emulator's ``group.consumer.*`` settings, the same as the real broker's (GROUP_SETTINGS)."""
     from rebalance_lab.config import ConsumerGroupConfig
 
-    fields = {key.removeprefix("group.consumer.").replace(".", "_"): value for key, value in GROUP_SETTINGS.items()}
-    return {"consumer_group": ConsumerGroupConfig(**fields)}
+    def setting(name: str) -> int:
+        return GROUP_SETTINGS[f"group.consumer.{name}"]
+
+    return {"consumer_group": ConsumerGroupConfig(
+        session_timeout_ms=setting("session.timeout.ms"), min_session_timeout_ms=setting("min.session.timeout.ms"),
+        heartbeat_interval_ms=setting("heartbeat.interval.ms"),
+        min_heartbeat_interval_ms=setting("min.heartbeat.interval.ms"))}
 
 
 @contextlib.contextmanager
