@@ -12,26 +12,19 @@ lists them in their iteration order (``GroupCoordinatorRecordHelpers.newConsumer
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator, Mapping
 
 from rebalance_lab.clients.assignors.java_hashmap import JavaHashMap
-from rebalance_lab.coordinator.consumer.assignors.java_order import collection_capacity, int_hash, uuid_hash
+from rebalance_lab.coordinator.consumer.assignors.int_sets import IntHashSet
+from rebalance_lab.coordinator.consumer.assignors.java_order import collection_capacity, uuid_hash
 from rebalance_lab.coordinator.consumer.assignors.types import Assignment, PartitionSet, record_order
 
-IntSet = JavaHashMap[int, None]
-
-
-def int_set(values: Iterable[int], capacity: int | None = None) -> IntSet:
-    """A ``HashSet<Integer>`` (``capacity`` as given to its constructor; ``None``: the default) filled in order."""
-    table: IntSet = JavaHashMap(int_hash, capacity)
-    for value in values:
-        table.put(value, None)
-    return table
+IntSet = IntHashSet
 
 
 def copied_set(values: IntSet) -> IntSet:
     """``new HashSet<>(set)``."""
-    return int_set(values.keys(), collection_capacity(len(values)))
+    return IntHashSet(collection_capacity(len(values)), values.keys())
 
 
 class JavaAssignment:
@@ -50,7 +43,7 @@ class JavaAssignment:
         table: JavaHashMap[uuid.UUID, IntSet] = JavaHashMap(uuid_hash)
         for topic_id, partitions in assignment.items():
             order = record_order(partitions)
-            table.put(topic_id, int_set(order, collection_capacity(len(order))))
+            table.put(topic_id, IntHashSet(collection_capacity(len(order)), order))
         return cls(table, immutable=True)
 
     def deep_copy(self) -> JavaAssignment:

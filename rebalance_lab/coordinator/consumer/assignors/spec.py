@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from rebalance_lab.clients.assignors.java_hashmap import JavaHashMap
 from rebalance_lab.coordinator.consumer.assignors.java_maps import JavaAssignment
@@ -20,24 +21,45 @@ from rebalance_lab.coordinator.consumer.assignors.types import MemberSubscriptio
 
 @dataclass
 class GroupSpec:
-    """Members in ``memberSpecs`` (``HashMap``) order, with their stored targets as Java maps."""
+    """Members in ``memberSpecs`` (``HashMap``) order; their stored targets become Java maps on demand
+    (most members of a large group keep their target untouched, and then its order does not matter)."""
 
     member_ids: list[str]
     members: dict[str, MemberSubscription]
-    stored: dict[str, JavaAssignment]
     subscription_type: SubscriptionType
     topics: Mapping[uuid.UUID, TopicMetadata]
     topic_ids_by_name: dict[str, uuid.UUID]
-    assigned: set[tuple[uuid.UUID, int]]
+    _stored: dict[str, JavaAssignment] = field(default_factory=dict)
+
+    def stored(self, member_id: str) -> JavaAssignment:
+        """The member's current target as ``Assignment.fromRecord`` built it."""
+        found = self._stored.get(member_id)
+        if found is None:
+            found = self._stored[member_id] = JavaAssignment.from_record(self.members[member_id].assignment)
+        return found
+
+    @cached_property
+    def assigned(self) -> dict[uuid.UUID, set[int]]:
+        """``invertedTargetAssignment`` without the owners: topic -> assigned partitions."""
+        by_topic: dict[uuid.UUID, set[int]] = {}
+        for member in self.members.values():
+            for topic_id, partitions in member.assignment.items():
+                found = by_topic.get(topic_id)
+                if found is None:
+                    by_topic[topic_id] = set(partitions)
+                else:
+                    found.update(partitions)
+        return by_topic
 
     def num_partitions(self, topic_id: uuid.UUID) -> int:
         """``SubscribedTopicDescriber.numPartitions``: -1 for a topic the image lacks."""
         topic = self.topics.get(topic_id)
         return -1 if topic is None else topic.num_partitions
 
-    def is_partition_assigned(self, topic_id: uuid.UUID, partition: int) -> bool:
-        """``GroupSpecImpl.isPartitionAssigned`` over the stored target (``invertedTargetAssignment``)."""
-        return (topic_id, partition) in self.assigned
+    def assigned_partitions(self, topic_id: uuid.UUID) -> set[int] | frozenset[int]:
+        """The topic's partitions ``GroupSpecImpl.isPartitionAssigned`` says yes to (the stored target's,
+        ``invertedTargetAssignment``)."""
+        return self.assigned.get(topic_id, frozenset())
 
     def subscribed_ids(self, member_id: str) -> tuple[list[uuid.UUID], int]:
         """The member's ``subscribedTopicIds()`` in ``TopicIds`` iteration order, and its ``size()``
@@ -72,7 +94,5 @@ def build_spec(
     """``TargetAssignmentBuilder.build``'s ``GroupSpecImpl``: ``members`` arrive in ``memberSpecs`` put order."""
     by_id = {member.member_id: member for member in members}
     order = member_spec_order(member.member_id for member in members)
-    stored = {member_id: JavaAssignment.from_record(by_id[member_id].assignment) for member_id in order}
     by_name = {topic.name: topic_id for topic_id, topic in topics.items()}
-    assigned = {(t, p) for m in members for t, parts in m.assignment.items() for p in parts}
-    return GroupSpec(order, by_id, stored, subscription_type, topics, by_name, assigned)
+    return GroupSpec(order, by_id, subscription_type, topics, by_name)

@@ -14,7 +14,7 @@ from rebalance_lab.coordinator.consumer.assignors.uniform_heterogeneous import a
 from rebalance_lab.coordinator.consumer.assignors.uniform_homogeneous import assign_homogeneous
 
 
-def assign_uniform(spec: GroupSpec) -> dict[str, JavaAssignment]:
+def assign_uniform(spec: GroupSpec) -> dict[str, JavaAssignment | None]:
     """``UniformAssignor.assign``: nothing for an empty group, else the builder of the subscription type."""
     if not spec.member_ids:
         return {}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import uuid
 
 from rebalance_lab.coordinator.consumer.assignors.balancer import MemberAssignmentBalancer
-from rebalance_lab.coordinator.consumer.assignors.java_maps import IntSet, JavaAssignment, int_set
+from rebalance_lab.coordinator.consumer.assignors.java_maps import IntSet, JavaAssignment
 from rebalance_lab.coordinator.consumer.assignors.java_order import presized_capacity, uuid_sort_key, uuid_string
 from rebalance_lab.coordinator.consumer.assignors.spec import GroupSpec
 from rebalance_lab.coordinator.consumer.assignors.types import AssignorError
@@ -30,7 +30,7 @@ class _Builder:
         self.member_ids = spec.member_ids
         self.sizes = [0] * len(self.member_ids)
         self.subscribers: dict[uuid.UUID, list[int]] = {}
-        self.target: dict[str, JavaAssignment] = {}
+        self.target: dict[str, JavaAssignment | None] = {}  # None: the stored target, untouched
         self.subscriptions: list[frozenset[uuid.UUID]] = []
         for index, member_id in enumerate(self.member_ids):
             ordered, _size = spec.subscribed_ids(member_id)
@@ -55,18 +55,21 @@ class _Builder:
     def revoke(self) -> None:
         """``maybeRevokePartitions``: drop topics a member left, count and own what it keeps."""
         for index, member_id in enumerate(self.member_ids):
-            old = self.spec.stored[member_id]
-            new: JavaAssignment | None = None
-            for topic_id, partitions in old.items():
+            dropped = []
+            for topic_id, partitions in self.spec.members[member_id].assignment.items():
                 if topic_id in self.subscriptions[index]:
                     self.sizes[index] += len(partitions)
                     owners = self.owners[topic_id]
                     for partition in partitions:
                         owners[partition] = index
                 else:
-                    new = new or old.deep_copy()
+                    dropped.append(topic_id)
+            new = None
+            if dropped:  # removing keys keeps the copy's order: which one goes first does not matter
+                new = self.spec.stored(member_id).deep_copy()
+                for topic_id in dropped:
                     new.table.remove(topic_id)
-            self.target[member_id] = old if new is None else new
+            self.target[member_id] = new
 
     def assign_unassigned(self) -> None:
         """``assignRemainingPartitions`` over ``computeUnassignedPartitions``."""
@@ -132,9 +135,9 @@ class _Builder:
         def new_set(_topic: uuid.UUID) -> IntSet:
             count = self.spec.num_partitions(topic_id)
             subscribers = len(self.subscribers[topic_id])
-            return int_set((), presized_capacity((count + subscribers - 1) // subscribers))
+            return IntSet(presized_capacity((count + subscribers - 1) // subscribers))
 
-        assignment.table.compute_if_absent(topic_id, new_set).put(partition, None)
+        assignment.table.compute_if_absent(topic_id, new_set).add(partition)
         self.owners[topic_id][partition] = member_index
         self.sizes[member_index] += 1
 
@@ -150,12 +153,12 @@ class _Builder:
 
     def mutable(self, member_index: int) -> JavaAssignment:
         member_id = self.member_ids[member_index]
-        assignment = self.target[member_id].mutable()
+        assignment = (self.target[member_id] or self.spec.stored(member_id)).mutable()
         self.target[member_id] = assignment
         return assignment
 
 
-def assign_heterogeneous(spec: GroupSpec) -> dict[str, JavaAssignment]:
+def assign_heterogeneous(spec: GroupSpec) -> dict[str, JavaAssignment | None]:
     """``UniformHeterogeneousAssignmentBuilder.build``; empty when no member subscribes to an existing topic."""
     builder = _Builder(spec)
     if not builder.subscribers:

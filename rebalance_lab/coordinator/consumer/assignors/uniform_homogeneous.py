@@ -13,9 +13,10 @@ extra slot back as long as enough members remain to take the remaining extras
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from rebalance_lab.coordinator.consumer.assignors.java_maps import IntSet, JavaAssignment, int_set
+from rebalance_lab.coordinator.consumer.assignors.java_maps import IntSet, JavaAssignment
 from rebalance_lab.coordinator.consumer.assignors.java_order import uuid_string
 from rebalance_lab.coordinator.consumer.assignors.spec import GroupSpec
 from rebalance_lab.coordinator.consumer.assignors.types import AssignorError
@@ -27,13 +28,14 @@ class _Builder:
     topic_ids: list[uuid.UUID]
     unassigned: list[tuple[uuid.UUID, int]] = field(default_factory=list)
     unfilled: list[tuple[str, int]] = field(default_factory=list)
-    target: dict[str, JavaAssignment] = field(default_factory=dict)
+    target: dict[str, JavaAssignment | None] = field(default_factory=dict)  # None: the stored one, untouched
     min_quota: int = 0
     extras_left: int = 0
 
 
-def assign_homogeneous(spec: GroupSpec) -> dict[str, JavaAssignment]:
-    """``UniformHomogeneousAssignmentBuilder.build``; an empty result when nothing is subscribed."""
+def assign_homogeneous(spec: GroupSpec) -> dict[str, JavaAssignment | None]:
+    """``UniformHomogeneousAssignmentBuilder.build``; an empty result when nothing is subscribed, ``None``
+    for a member whose target is the stored one."""
     topic_ids = spec.subscribed_id_set_order(spec.member_ids[0])
     if not topic_ids:
         return {}
@@ -45,7 +47,8 @@ def assign_homogeneous(spec: GroupSpec) -> dict[str, JavaAssignment]:
             raise AssignorError(
                 f"Members are subscribed to topic {uuid_string(topic_id)} which doesn't exist in the topic metadata."
             )
-        builder.unassigned.extend((topic_id, p) for p in range(count) if not spec.is_partition_assigned(topic_id, p))
+        taken = spec.assigned_partitions(topic_id)
+        builder.unassigned.extend((topic_id, p) for p in range(count) if p not in taken)
         total += count
     members = len(spec.member_ids)
     builder.min_quota, builder.extras_left = divmod(total, members)
@@ -59,21 +62,16 @@ def _revoke(b: _Builder) -> None:
     subscribed = set(b.topic_ids)
     member_count = len(b.spec.member_ids)
     for index, member_id in enumerate(b.spec.member_ids):
-        old = b.spec.stored[member_id]
-        new: JavaAssignment | None = None
         quota = b.min_quota
         has_extra = b.extras_left > 0
         if has_extra:
             quota += 1
-        for topic_id, partitions in old.items():
-            if topic_id not in subscribed:
-                new = new or old.deep_copy()
-                new.table.remove(topic_id)
-            elif len(partitions) <= quota:
-                quota -= len(partitions)
-            else:
-                new = new or old.deep_copy()
-                quota = _keep_quota(b, new, topic_id, partitions, quota)
+        kept = _kept_whole(b.spec.members[member_id].assignment, subscribed, quota)
+        if kept is not None:  # every topic fits: the walk's order cannot matter
+            quota -= kept
+            new = None
+        else:
+            quota, new = _revoke_in_java_order(b, member_id, subscribed, quota)
         if quota > 0 and has_extra and member_count - index > b.extras_left:
             quota -= 1
             has_extra = False
@@ -81,7 +79,35 @@ def _revoke(b: _Builder) -> None:
             b.unfilled.append((member_id, quota))
         if has_extra:
             b.extras_left -= 1
-        b.target[member_id] = old if new is None else new
+        b.target[member_id] = new
+
+
+def _kept_whole(assignment: Mapping[uuid.UUID, frozenset[int]], subscribed: set[uuid.UUID], quota: int) -> int | None:
+    """The member's partition count if it keeps all of them (all subscribed, within the quota), else None."""
+    total = 0
+    for topic_id, partitions in assignment.items():
+        if topic_id not in subscribed:
+            return None
+        total += len(partitions)
+    return total if total <= quota else None
+
+
+def _revoke_in_java_order(
+    b: _Builder, member_id: str, subscribed: set[uuid.UUID], quota: int
+) -> tuple[int, JavaAssignment | None]:
+    """The Java walk over the member's map: whole topics while they fit, then set order decides."""
+    old = b.spec.stored(member_id)
+    new: JavaAssignment | None = None
+    for topic_id, partitions in old.items():
+        if topic_id not in subscribed:
+            new = new or old.deep_copy()
+            new.table.remove(topic_id)
+        elif len(partitions) <= quota:
+            quota -= len(partitions)
+        else:
+            new = new or old.deep_copy()
+            quota = _keep_quota(b, new, topic_id, partitions, quota)
+    return quota, new
 
 
 def _keep_quota(b: _Builder, new: JavaAssignment, topic_id: uuid.UUID, partitions: IntSet, quota: int) -> int:
@@ -104,15 +130,15 @@ def _assign_remaining(b: _Builder) -> None:
     cursor = 0
     pending = b.unassigned
     for member_id, remaining in b.unfilled:
-        assignment = b.target[member_id].mutable()
+        assignment = (b.target[member_id] or b.spec.stored(member_id)).mutable()
         b.target[member_id] = assignment
         table = assignment.table
         for topic_id, partition in pending[cursor : cursor + remaining]:
-            table.compute_if_absent(topic_id, _new_set).put(partition, None)
+            table.compute_if_absent(topic_id, _new_set).add(partition)
         cursor = min(cursor + remaining, len(pending))
     if cursor < len(pending):
         raise AssignorError("Partitions were left unassigned")
 
 
 def _new_set(_topic_id: uuid.UUID) -> IntSet:
-    return int_set(())  # computeIfAbsent(topicId, __ -> new HashSet<>())
+    return IntSet()  # computeIfAbsent(topicId, __ -> new HashSet<>())
