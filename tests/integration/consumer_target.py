@@ -71,7 +71,22 @@ async def broker_target(bootstrap: str) -> Target:
     target = Target("real-kafka-4", host, int(port))
     await _create_topics(target)
     target.topic_ids = await _topic_ids(target)
+    await _wait_for_group_coordinator(target)
     return target
+
+
+async def _wait_for_group_coordinator(target: Target) -> None:
+    """Metadata may show a new topic before the group coordinator's image has it (a member would then be
+    assigned nothing): probe with a throwaway consumer group until a member gets every partition."""
+    every = {(name, p) for name, count in TOPICS.items() for p in range(count)}
+    for _ in range(100):
+        probe = await Member.join(target, target.new_group_id(), "probe", list(TOPICS))
+        got = probe.partitions()
+        await probe.leave()
+        if got == every:
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"the group coordinator of {target.name} never saw the topics {sorted(TOPICS)}")
 
 
 async def _create_topics(target: Target) -> None:
