@@ -6,7 +6,8 @@ Rows follow the canonical event schema (``docs/event-schema.md``,
 our codec. A ``TOPIC_METADATA`` row is written for every topic change, since the
 what-if replay needs partition counts. Every group row also names the group's
 ``__consumer_offsets`` partition and the broker coordinating it at that moment, the
-two columns a broker log line carries.
+two columns a broker log line carries. KIP-848 consumer groups' records (``group_kind``
+``consumer``) are rows of their own types (``K848_*``), listed in the same document.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ class JsonlRecorder:
         self._out.flush()
 
     def on_record(self, record: GroupRecord) -> None:
+        if not record.event_type:
+            return  # state only, no event of its own (a KIP-848 regex resolution)
         row = record.to_event()
         if row.get("group_id") is not None:
             row["broker_id"], row["coord_partition"] = coordinator_of(self._world, record.group_id)

@@ -6,8 +6,8 @@ closely enough that :mod:`.apply` rebuilds the group from them alone, and each c
 ``rbl-event/1`` row with the event types the replay already reads from broker logs
 (``replay/epochs.py``): ``MEMBER_JOINED`` (group_kind ``consumer``; also a metadata upsert),
 ``STATIC_MEMBER_REPLACED``, ``K848_EPOCH_BUMP``, ``K848_TARGET_COMPUTED``,
-``K848_MEMBER_STATE``, ``K848_MEMBER_LEFT``, ``K848_MEMBER_FENCED``, ``GROUP_EMPTY`` (creation)
-and ``GROUP_DEAD`` (deletion). A regex resolution has no event of its own (``event_type`` "").
+``K848_MEMBER_STATE``, ``K848_MEMBER_LEFT``, ``K848_MEMBER_FENCED`` and ``GROUP_DEAD`` (deletion).
+The group's creation and a regex resolution have no event of their own (``event_type`` "").
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ def tp_rows(partitions: Mapping[uuid.UUID, Any], names: Mapping[uuid.UUID, str])
 
 @dataclass(frozen=True)
 class GroupCreated(ConsumerRecord):
-    event_type: ClassVar[str] = "GROUP_EMPTY"
+    """A heartbeat created the group (Kafka writes no record of its own: the first member's records create it).
+    No event either: a GROUP_EMPTY row sorts after the same millisecond's join and would empty the replay's
+    membership."""
 
-    def fields(self) -> dict[str, Any]:
-        return {"generation": 0, "protocol_type": "consumer", "reason_raw": "group created by a heartbeat",
-                "reason_code": "group_created"}
+    event_type: ClassVar[str] = ""
 
 
 @dataclass(frozen=True)
@@ -56,7 +56,6 @@ class MemberJoined(ConsumerRecord):
             "client_host": m.client_host, "rack_id": m.rack_id, "protocol_type": "consumer",
             "rebalance_timeout_ms": m.rebalance_timeout_ms, "protocol": m.server_assignor,
             "subscription": {"topics": topics, "owned": None, "generation": None, "rack": m.rack_id},
-            "reason_raw": f"regex {m.subscribed_topic_regex}" if m.subscribed_topic_regex else None,
         }
 
 
