@@ -24,7 +24,8 @@ from rebalance_lab.coordinator.classic.offsets_gate import OffsetDeleteCheck
 from rebalance_lab.coordinator.classic.records import GroupRecord
 from rebalance_lab.coordinator.cluster import TopicInfo
 from rebalance_lab.coordinator.consumer.coordinator import ConsumerGroupCoordinator
-from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatInput, HeartbeatResult
+from rebalance_lab.coordinator.consumer.group_routing import GroupRouting
+from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatInput
 from rebalance_lab.coordinator.consumer.topics import TopicsImage, image_of
 from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.coordinator.handlers.base import Parked
@@ -55,7 +56,9 @@ class GroupService:
         self.coordinator = GroupCoordinator(config.group, config.flavor, new_uuid=uuid_source(config.seed))
         new_id = uuid_source(None if config.seed is None else config.seed + 1)
         self.consumer = ConsumerGroupCoordinator(config.consumer_group, lambda: uuid.UUID(new_id()),
-                                                 self._classic_group_kind)
+                                                 self._classic_group_kind, classic=self.coordinator)
+        # a group request goes to the group of that id, whichever its type (spec/kip848.md §7)
+        self.routing = GroupRouting(self.coordinator, self.consumer, self.topics)
         self._pending: dict[int, tuple[Parked, ResponseBuilder]] = {}
         self._tokens = itertools.count(1)
         self._subscribers: list[RecordSubscriber] = []
@@ -121,13 +124,9 @@ class GroupService:
         return "empty" if view.state == "Empty" else "non-empty"
 
     def consumer_heartbeat(self, now_ms: int, inp: ConsumerGroupHeartbeatInput, token: int) -> Effects:
-        """A heartbeat; an empty classic group of the same id is deleted first (Kafka converts it)."""
-        fx = self.consumer.heartbeat(now_ms, inp, self.topics(), token)
-        result = fx.reply_to(token)
-        if isinstance(result, HeartbeatResult) and result.deletes_classic_group:
-            classic = self.coordinator.delete_empty_group(now_ms, inp.group_id)
-            fx.records[:0] = classic.records
-        return fx
+        """A heartbeat; a classic group of the same id is converted first (Kafka's classic tombstone comes
+        before the consumer group's records; its offsets stay; parked classic requests get REBALANCE_IN_PROGRESS)."""
+        return self.routing.consumer_heartbeat(now_ms, inp, token)
 
     # -- Timed ---------------------------------------------------------------------------
 

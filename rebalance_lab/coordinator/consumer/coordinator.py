@@ -13,8 +13,9 @@ import uuid
 from collections.abc import Callable, Hashable, Iterable
 
 from rebalance_lab.config import ConsumerGroupConfig
-from rebalance_lab.coordinator.consumer import describe, heartbeat, leave, regex, subscriptions
+from rebalance_lab.coordinator.consumer import describe, heartbeat, leave, migration, regex, subscriptions
 from rebalance_lab.coordinator.consumer.apply import apply
+from rebalance_lab.coordinator.consumer.classic_api import ClassicMemberApis
 from rebalance_lab.coordinator.consumer.context import ClassicGroupKind, Core, Pending, TimerKind, TimerPayload
 from rebalance_lab.coordinator.consumer.describe import PartitionCheck
 from rebalance_lab.coordinator.consumer.messages import (
@@ -36,10 +37,14 @@ def _no_classic_group(group_id: str) -> str | None:
     return None
 
 
-class ConsumerGroupCoordinator:
+class ConsumerGroupCoordinator(ClassicMemberApis):
+    """``classic``: the classic coordinator, for online migration (spec §7); classic-protocol members of consumer
+    groups are served by the :class:`ClassicMemberApis` entry points."""
+
     def __init__(self, config: ConsumerGroupConfig | None = None, new_uuid: Callable[[], uuid.UUID] = uuid.uuid4,
-                 classic_group_kind: ClassicGroupKind = _no_classic_group) -> None:
-        self._core = Core(config or ConsumerGroupConfig(), new_uuid, classic_group_kind)
+                 classic_group_kind: ClassicGroupKind = _no_classic_group,
+                 classic: migration.ClassicPort | None = None) -> None:
+        self._core = Core(config or ConsumerGroupConfig(), new_uuid, classic_group_kind, classic=classic)
 
     @property
     def config(self) -> ConsumerGroupConfig:
@@ -85,11 +90,13 @@ class ConsumerGroupCoordinator:
             if group is None:
                 group = self._core.groups[record.group_id] = ConsumerGroup(record.group_id)
             apply(group, record)
-            if isinstance(record, GroupDeleted):
+            if isinstance(record, GroupDeleted | migration.GroupDowngraded):
                 del self._core.groups[record.group_id]
             fx.record(record)
         for change in p.timers:
             change()
+        if self._core.classic is not None:
+            fx.extend(migration.finish(self._core.classic, p.now_ms, p.records))
 
     # -- metadata ------------------------------------------------------------------------------------------------
 
@@ -194,6 +201,9 @@ class ConsumerGroupCoordinator:
                 leave.fence_operation(self._core, group_id, member_id, reason, "rebalance_timeout", topics, p)
         elif kind is TimerKind.REGEX:
             self._regexes_resolved(group_id, due.payload.regexes, topics, p)
+        elif kind in migration.CLASSIC_TIMEOUTS:
+            reason, code = migration.CLASSIC_TIMEOUTS[kind]
+            leave.fence_operation(self._core, group_id, member_id, reason, code, topics, p)
 
     def _regexes_resolved(self, group_id: str, regexes: frozenset[str], topics: TopicsImage, p: Pending) -> None:
         """``handleRegularExpressionsResult``: store each still-used regex's topics; bump the epoch when a

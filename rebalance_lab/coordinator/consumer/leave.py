@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from rebalance_lab.coordinator.consumer import members, subscriptions
+from rebalance_lab.coordinator.consumer import members, migration, subscriptions
 from rebalance_lab.coordinator.consumer.context import Core, Pending
 from rebalance_lab.coordinator.consumer.heartbeat import assignment_record, not_a_consumer_group
 from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatInput, HeartbeatResult
@@ -62,8 +62,11 @@ def leave(core: Core, inp: ConsumerGroupHeartbeatInput, topics: TopicsImage, p: 
 def fence(core: Core, group: ConsumerGroup, member: ConsumerMember, removal: GroupRecord, topics: TopicsImage,
           p: Pending) -> None:
     """``consumerGroupFenceMembers`` for one member: ``removal`` (a MemberLeft or MemberFenced) stands for its
-    tombstones; regexes only it used are deleted; the epoch is bumped; its timers are cancelled."""
+    tombstones; regexes only it used are deleted; the epoch is bumped; its timers are cancelled. When only
+    classic-protocol members remain, the group is downgraded instead (:func:`.migration.maybe_downgrade`)."""
     p.record(removal)
+    if migration.maybe_downgrade(core, group, [member], topics, p):
+        return
     deleted = [member.subscribed_topic_regex] if (
         member.subscribed_topic_regex and group.num_subscribed_members(member.subscribed_topic_regex) == 1) else []
     for regex in deleted:

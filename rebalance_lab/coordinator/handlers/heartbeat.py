@@ -24,4 +24,4 @@ def handle(ctx: RequestContext, request: Any) -> Parked:
     if inp.group_id:
         check_coordinator(ctx.world, ctx.broker.node_id, inp.group_id)
     service = service_of(ctx.world)
-    return service.call(service.coordinator.heartbeat, inp, lambda r: to_response(version, r))
+    return service.call(service.routing.heartbeat, inp, lambda r: to_response(version, r))

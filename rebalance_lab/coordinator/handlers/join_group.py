@@ -64,4 +64,4 @@ def handle(ctx: RequestContext, request: Any) -> Parked:
         check_coordinator(ctx.world, ctx.broker.node_id, inp.group_id)
     service = service_of(ctx.world)
     version = ctx.api_version
-    return service.call(service.coordinator.join_group, inp, lambda r: to_response(version, r))
+    return service.call(service.routing.join_group, inp, lambda r: to_response(version, r))

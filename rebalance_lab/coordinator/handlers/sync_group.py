@@ -47,5 +47,5 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     if inp.group_id:
         check_coordinator(ctx.world, ctx.broker.node_id, inp.group_id)
     service = service_of(ctx.world)
-    parked: Parked = service.call(service.coordinator.sync_group, inp, lambda r: to_response(version, r))
+    parked: Parked = service.call(service.routing.sync_group, inp, lambda r: to_response(version, r))
     return parked
