@@ -24,10 +24,10 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import replace
+from dataclasses import fields, replace
 from typing import IO, Any, TypeVar
 
-from rebalance_lab.config import EmulatorConfig, Flavor, GroupConfig
+from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.control import toolkit, views
 from rebalance_lab.control.http import ControlServer
 from rebalance_lab.coordinator.classic.view import GroupView
@@ -44,6 +44,8 @@ _GROUP_FIELDS = {
     "offsets_retention_check_interval_ms", "offset_metadata_max_bytes",
 }
 
+_CONSUMER_FIELDS = {f.name for f in fields(ConsumerGroupConfig)}
+
 
 def make_config(config: EmulatorConfig | None = None, **options: Any) -> EmulatorConfig:
     """An EmulatorConfig from keyword options: every ``serve`` option, by its Python name.
@@ -52,6 +54,11 @@ def make_config(config: EmulatorConfig | None = None, **options: Any) -> Emulato
     """
     base = config or EmulatorConfig(port=0)
     group_options = {k: options.pop(k) for k in list(options) if k in _GROUP_FIELDS}
+    # KIP-848 settings: consumer_<ConsumerGroupConfig field>, e.g. consumer_session_timeout_ms (serve's flags)
+    consumer_options = {k.removeprefix("consumer_"): options.pop(k) for k in list(options)
+                        if k.startswith("consumer_") and k.removeprefix("consumer_") in _CONSUMER_FIELDS}
+    if "assignors" in consumer_options:
+        consumer_options["assignors"] = tuple(consumer_options["assignors"])
     if "flavor" in options:
         options["flavor"] = Flavor(options["flavor"])
     if "topics" in options:
@@ -59,8 +66,9 @@ def make_config(config: EmulatorConfig | None = None, **options: Any) -> Emulato
     if "racks" in options:
         options["racks"] = tuple(options["racks"])
     group = replace(base.group, **group_options) if group_options else base.group
+    consumer = replace(base.consumer_group, **consumer_options) if consumer_options else base.consumer_group
     try:
-        return replace(base, group=group, **options)
+        return replace(base, group=group, consumer_group=consumer, **options)
     except TypeError as exc:
         raise TypeError(f"unknown Emulator option: {exc}") from None
 

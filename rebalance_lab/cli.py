@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
-from rebalance_lab.config import EmulatorConfig, Flavor, GroupConfig
+from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.replay.cli import add_replay_parser, run_replay
 
 EXIT_USAGE = 2
@@ -107,6 +107,7 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     groups.add_argument("--group-max-size", type=_positive, default=2_147_483_647)
     groups.add_argument("--offsets-topic-partitions", type=_positive, default=50,
                         help="offsets.topic.num.partitions: decides each group's coordinator (default: 50)")
+    _add_consumer_group_options(serve)
     out = serve.add_argument_group("observing")
     out.add_argument("--record", metavar="FILE", help="write every coordinator event as JSON Lines to FILE")
     out.add_argument("--explain", action="store_true", help="narrate each rebalance step on standard output")
@@ -117,6 +118,40 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
                      help="serve the HTTP/JSON control endpoint (inspection, faults) on PORT; off by default")
     ctl.add_argument("--control-host", default="127.0.0.1",
                      help="loopback address for --control-port (default: %(default)s; other hosts are refused)")
+
+
+def _add_consumer_group_options(serve: _Parser) -> None:
+    """``group.consumer.*`` (KIP-848 groups, flavor kafka-4), with Kafka 4.4.0's defaults and bounds."""
+    cg = serve.add_argument_group("consumer groups (KIP-848, group.protocol=consumer; kafka-4 flavor)")
+    for name, default in (("session-timeout-ms", 45_000), ("min-session-timeout-ms", 45_000),
+                          ("max-session-timeout-ms", 60_000), ("heartbeat-interval-ms", 5_000),
+                          ("min-heartbeat-interval-ms", 5_000), ("max-heartbeat-interval-ms", 15_000),
+                          ("assignment-interval-ms", 1_000)):
+        cg.add_argument(f"--consumer-{name}", type=_non_negative, default=default,
+                        help=f"group.consumer.{name.replace('-', '.')} (default: %(default)s)")
+    cg.add_argument("--consumer-max-size", type=_positive, default=2_147_483_647,
+                    help="group.consumer.max.size: members per consumer group (default: %(default)s)")
+    cg.add_argument("--consumer-assignors", default="uniform,range",
+                    help="group.consumer.assignors: server assignors, the first is the default (default: %(default)s)")
+    cg.add_argument("--consumer-migration-policy", default="bidirectional",
+                    help="group.consumer.migration.policy: bidirectional, upgrade, downgrade or disabled "
+                         "(default: %(default)s)")
+
+
+def _consumer_group_config(args: argparse.Namespace) -> ConsumerGroupConfig:
+    """Raises ConsumerGroupConfigError (a ValueError) with Kafka's start-up message for a bad combination."""
+    return ConsumerGroupConfig(
+        session_timeout_ms=args.consumer_session_timeout_ms,
+        min_session_timeout_ms=args.consumer_min_session_timeout_ms,
+        max_session_timeout_ms=args.consumer_max_session_timeout_ms,
+        heartbeat_interval_ms=args.consumer_heartbeat_interval_ms,
+        min_heartbeat_interval_ms=args.consumer_min_heartbeat_interval_ms,
+        max_heartbeat_interval_ms=args.consumer_max_heartbeat_interval_ms,
+        assignment_interval_ms=args.consumer_assignment_interval_ms,
+        max_size=args.consumer_max_size,
+        assignors=tuple(a.strip() for a in args.consumer_assignors.split(",") if a.strip()),
+        migration_policy=args.consumer_migration_policy,
+    )
 
 
 def build_parser() -> _Parser:
@@ -256,7 +291,8 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
         flavor=Flavor(args.flavor), auto_create_topics=not args.no_auto_create_topics,
         num_partitions=args.num_partitions, topics=tuple(args.topic), placement=args.placement,
         max_request_bytes=args.max_request_bytes,
-        api_versions=args.api_versions, group=group, record_path=args.record, explain=args.explain,
+        api_versions=args.api_versions, group=group, consumer_group=_consumer_group_config(args),
+        record_path=args.record, explain=args.explain,
         seed=args.seed, control_port=args.control_port, control_host=args.control_host,
     )
 
