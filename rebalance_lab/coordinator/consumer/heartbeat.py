@@ -28,6 +28,7 @@ from rebalance_lab.coordinator.consumer.records import (
     MemberJoined,
     MemberMetadataUpdated,
     RegexResolved,
+    StaticMemberReplaced,
 )
 from rebalance_lab.coordinator.consumer.topics import TopicsImage
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
@@ -91,7 +92,8 @@ def heartbeat(core: Core, now_ms: int, inp: ConsumerGroupHeartbeatInput, topics:
     member_id = inp.member_id or core.new_member_id()
     member = members.resolve(group, member_id, inp, p)
     updated = with_request(member, inp)
-    is_new = member.member_id not in group.members
+    # a static replacement already wrote the new member's records (StaticMemberReplaced): not a join
+    is_new = member.member_id not in group.members and not any(isinstance(r, StaticMemberReplaced) for r in p.records)
     names_changed = _record_metadata(group, member, updated, is_new, p)
     regexes = _update_regexes(core, group, member, updated, topics, p)
     assignor_changed = _preferred(core, group) != _preferred(core, group, member, updated)
