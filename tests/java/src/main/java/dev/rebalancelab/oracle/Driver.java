@@ -21,7 +21,7 @@ import java.util.Map;
  * long-lived so that thousands of cases cost one JVM start. Kinds: {@code murmur2},
  * {@code partition}, {@code roundrobin_partitioner}, {@code hashmap_order}, {@code adminutils},
  * {@code striped}, {@code assign}, {@code assign_timed}, {@code server_assign},
- * {@code timeline_order}. The case formats are documented in tests/java_oracle.py.
+ * {@code server_assign_timed}, {@code timeline_order}. The case formats are documented in tests/java_oracle.py.
  */
 public final class Driver {
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -86,6 +86,8 @@ public final class Driver {
                 return Assign.assignTimed(request);
             case "server_assign":
                 return ServerAssign.assign(request);
+            case "server_assign_timed":
+                return ServerAssign.assignTimed(request);
             case "timeline_order":
                 return ServerAssign.timelineOrder(request);
             case "ping":

@@ -61,6 +61,24 @@ final class ServerAssign {
     }
 
     static JsonNode assign(JsonNode request) {
+        return toJson(run(request, 1, null));
+    }
+
+    /**
+     * {"kind": "server_assign_timed", ...the fields of "server_assign"..., "repeat": n}
+     * -> {"nanos": [n times of {@code assignor.assign(groupSpec, describer)}], "members": member count of the last
+     * answer}. The group spec is built once (the assignors do not change it); JSON and building are not timed.
+     */
+    static JsonNode assignTimed(JsonNode request) {
+        ArrayNode nanos = Driver.json().createArrayNode();
+        GroupAssignment last = run(request, request.path("repeat").asInt(1), nanos);
+        ObjectNode out = Driver.json().createObjectNode();
+        out.set("nanos", nanos);
+        out.put("members", last.members().size());
+        return out;
+    }
+
+    private static GroupAssignment run(JsonNode request, int repeat, ArrayNode nanos) {
         Map<Uuid, JsonNode> topicsById = new HashMap<>();
         Map<String, Uuid> idsByName = new HashMap<>();
         for (JsonNode topic : request.get("topics")) {
@@ -83,10 +101,18 @@ final class ServerAssign {
                 target));
         }
         SubscriptionType type = SubscriptionType.valueOf(request.get("subscription_type").asText());
-        GroupAssignment result = newAssignor(request.get("assignor").asText()).assign(
-            new GroupSpecImpl(Collections.unmodifiableMap(memberSpecs), type, inverted),
-            new Describer(topicsById));
-        return toJson(result);
+        GroupSpecImpl spec = new GroupSpecImpl(Collections.unmodifiableMap(memberSpecs), type, inverted);
+        Describer describer = new Describer(topicsById);
+        GroupAssignment result = null;
+        for (int i = 0; i < repeat; i++) {
+            ConsumerGroupPartitionAssignor assignor = newAssignor(request.get("assignor").asText());
+            long start = System.nanoTime();
+            result = assignor.assign(spec, describer);
+            if (nanos != null) {
+                nanos.add(System.nanoTime() - start);
+            }
+        }
+        return result;
     }
 
     static JsonNode timelineOrder(JsonNode request) {
