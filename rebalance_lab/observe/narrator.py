@@ -4,19 +4,26 @@ It tells who joined and with which protocols (in preference order), why a
 rebalance started, the candidate protocols, each member's vote and the winner,
 the leader and generation, who got which partitions, and who left or expired.
 Member ids are shortened to ``<client or instance id>-<first 8 hex of the uuid>``.
+KIP-848 consumer groups are told by :mod:`.narrate_consumer` (epoch bumps and their reasons,
+targets, revocations), wrapped at :data:`WIDTH` columns.
 """
 
 from __future__ import annotations
 
 import re
+import textwrap
 from collections import Counter
 from collections.abc import Callable
 from typing import IO
 
 from rebalance_lab.coordinator.classic import records as r
+from rebalance_lab.coordinator.consumer.records import ConsumerRecord
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.observe import decode
+from rebalance_lab.observe.narrate_consumer import ConsumerNarration
+
+WIDTH = 120  # a consumer group's lines are wrapped to this many columns
 
 _UUID_TAIL = re.compile(r"-([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
@@ -50,12 +57,24 @@ class Narrator:
         self._out = out
         self._start = now_ms()
         self._protocol_type: dict[str, str | None] = {}
+        self._consumer = ConsumerNarration()
 
     def say(self, ts_ms: int, group: str, text: str) -> None:
         self._out.write(f"[{(ts_ms - self._start) / 1000:8.3f}s] {group}: {text}\n")
         self._out.flush()
 
+    def say_wrapped(self, ts_ms: int, group: str, text: str) -> None:
+        """One step in lines of at most :data:`WIDTH` columns, continuations indented under the time."""
+        first = f"[{(ts_ms - self._start) / 1000:8.3f}s] {group}: "
+        lines = textwrap.wrap(text, WIDTH, initial_indent=first, subsequent_indent=" " * 12, break_on_hyphens=False)
+        self._out.write("".join(line + "\n" for line in lines))
+        self._out.flush()
+
     def on_record(self, record: r.GroupRecord) -> None:
+        if isinstance(record, ConsumerRecord):
+            for line in self._consumer.describe(record):
+                self.say_wrapped(record.ts_ms, record.group_id, line)
+            return
         text = self._describe(record)
         if text:
             self.say(record.ts_ms, record.group_id, text)
