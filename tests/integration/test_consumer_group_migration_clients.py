@@ -1,0 +1,119 @@
+"""Real clients of both protocols in one group (spec/kip848.md §7): kafka-python (classic protocol, eager range)
+and confluent-kafka with ``group.protocol=consumer``, against the emulator and a real Kafka 4.4.0 broker.
+
+kafka-python holds the group alone (a classic group); confluent-kafka joins (online upgrade: kafka-python is
+told to rejoin and gets the coordinator's assignment through JoinGroup/SyncGroup); confluent-kafka closes (the
+last consumer-protocol member leaves: the group goes back to classic and kafka-python takes every partition).
+Both targets run with the lowered ``group.consumer.*`` settings of the KIP-848 client matrix (500 ms heartbeats).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from tests.matrix.kip848_run import GROUP_SETTINGS
+
+pytestmark = pytest.mark.clients
+
+PARTITIONS = 4
+STEP_TIMEOUT_S = 45.0
+
+
+class Polling:
+    """A consumer polled by its own thread; its assignment is read in that thread only."""
+
+    def __init__(self, poll: Callable[[], None], assignment: Callable[[], set[int]], close: Callable[[], None]) -> None:
+        self._poll, self._assignment, self._close = poll, assignment, close
+        self.assigned: set[int] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self._poll()
+            self.assigned = self._assignment()
+        self._close()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(STEP_TIMEOUT_S)
+
+
+def classic_consumer(bootstrap: str, group: str, topic: str) -> Polling:
+    from kafka import KafkaConsumer
+    from kafka.coordinator.assignors.range import RangePartitionAssignor
+
+    consumer: Any = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, client_id="classic",
+                                  partition_assignment_strategy=[RangePartitionAssignor], session_timeout_ms=10_000,
+                                  heartbeat_interval_ms=500, auto_offset_reset="earliest", enable_auto_commit=False)
+    return Polling(lambda: consumer.poll(timeout_ms=200), lambda: {tp.partition for tp in consumer.assignment()},
+                   consumer.close)
+
+
+def consumer_protocol_consumer(bootstrap: str, group: str, topic: str) -> Polling:
+    from confluent_kafka import Consumer
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer",
+                         "client.id": "consumer", "auto.offset.reset": "earliest", "enable.auto.commit": False})
+    consumer.subscribe([topic])
+    return Polling(lambda: consumer.poll(0.2), lambda: {tp.partition for tp in consumer.assignment()},
+                   consumer.close)
+
+
+def create_topic(bootstrap: str, topic: str) -> None:
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin: Any = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="mixed-admin")
+    try:
+        admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)])
+    finally:
+        admin.close()
+
+
+def wait_for(what: str, check: Callable[[], bool]) -> None:
+    deadline = time.monotonic() + STEP_TIMEOUT_S
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def _target(name: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    if name == "real-kafka-4":
+        yield request.getfixturevalue("kafka_brokers").get("4", dict(GROUP_SETTINGS)).bootstrap
+        return
+    from rebalance_lab.api import Emulator
+
+    settings = {f"consumer_{k.removeprefix('group.consumer.').replace('.', '_')}": v for k, v in GROUP_SETTINGS.items()}
+    with Emulator(initial_rebalance_delay_ms=0, **settings) as emu:
+        yield emu.bootstrap_servers
+
+
+@pytest.mark.parametrize("target", ["emulator", pytest.param("real-kafka-4", marks=pytest.mark.broker)])
+def test_a_classic_and_a_consumer_protocol_client_share_a_group_and_hand_it_back(
+        target: str, request: pytest.FixtureRequest) -> None:
+    every = set(range(PARTITIONS))
+    with _target(target, request) as bootstrap:
+        topic, group = f"mixed-{uuid.uuid4().hex[:8]}", f"mixed-{uuid.uuid4().hex[:8]}"
+        create_topic(bootstrap, topic)
+        classic = classic_consumer(bootstrap, group, topic)
+        try:
+            wait_for("the classic member to own every partition", lambda: classic.assigned == every)
+            modern = consumer_protocol_consumer(bootstrap, group, topic)
+            try:
+                wait_for("the two members to split the partitions", lambda: (
+                    classic.assigned and modern.assigned and not classic.assigned & modern.assigned
+                    and classic.assigned | modern.assigned == every))
+            finally:
+                modern.close()
+            wait_for("the classic member to own every partition again", lambda: classic.assigned == every)
+        finally:
+            classic.close()
