@@ -29,7 +29,8 @@ STEP_TIMEOUT_S = 45.0
 class Polling:
     """A consumer polled by its own thread; its assignment is read in that thread only."""
 
-    def __init__(self, poll: Callable[[], None], assignment: Callable[[], set[int]], close: Callable[[], None]) -> None:
+    def __init__(self, poll: Callable[[], object], assignment: Callable[[], set[int]],
+                 close: Callable[[], None]) -> None:
         self._poll, self._assignment, self._close = poll, assignment, close
         self.assigned: set[int] = set()
         self._stop = threading.Event()
@@ -92,7 +93,9 @@ def _target(name: str, request: pytest.FixtureRequest) -> Iterator[str]:
         return
     from rebalance_lab.api import Emulator
 
-    settings = {f"consumer_{k.removeprefix('group.consumer.').replace('.', '_')}": v for k, v in GROUP_SETTINGS.items()}
+    # group.consumer.session.timeout.ms -> consumer_session_timeout_ms (the Emulator's keyword options)
+    settings: dict[str, Any] = {"consumer_" + k.removeprefix("group.consumer.").replace(".", "_"): v
+                                for k, v in GROUP_SETTINGS.items()}
     with Emulator(initial_rebalance_delay_ms=0, **settings) as emu:
         yield emu.bootstrap_servers
 
@@ -110,7 +113,7 @@ def test_a_classic_and_a_consumer_protocol_client_share_a_group_and_hand_it_back
             modern = consumer_protocol_consumer(bootstrap, group, topic)
             try:
                 wait_for("the two members to split the partitions", lambda: (
-                    classic.assigned and modern.assigned and not classic.assigned & modern.assigned
+                    bool(classic.assigned) and bool(modern.assigned) and not classic.assigned & modern.assigned
                     and classic.assigned | modern.assigned == every))
             finally:
                 modern.close()
