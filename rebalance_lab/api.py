@@ -31,12 +31,14 @@ from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig, Flavor, Gr
 from rebalance_lab.control import toolkit, views
 from rebalance_lab.control.http import ControlServer
 from rebalance_lab.coordinator.classic.view import GroupView
+from rebalance_lab.coordinator.consumer.view import ConsumerGroupView
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.emulator import start_emulator
 from rebalance_lab.faults.controller import FaultController
 
 T = TypeVar("T")
+AnyGroupView = GroupView | ConsumerGroupView  # classic (JoinGroup/SyncGroup) or KIP-848 consumer group
 
 _GROUP_FIELDS = {
     "initial_rebalance_delay_ms", "min_session_timeout_ms", "max_session_timeout_ms", "max_size",
@@ -185,23 +187,35 @@ class Emulator:
         """The fault controller itself (call it on the emulator's loop; the methods below do that for you)."""
         return toolkit.install(self.server)
 
-    def group(self, group_id: str) -> GroupView | None:
-        """A snapshot of one group (state, generation, protocol, leader, members, assignments)."""
-        return self._on_loop(lambda: service_of(self.server.world).coordinator.group(group_id))
+    def group(self, group_id: str) -> AnyGroupView | None:
+        """A snapshot of one group: a classic :class:`GroupView` (state, generation, protocol, leader, members,
+        assignments) or a KIP-848 :class:`ConsumerGroupView` (``group_type == "consumer"``: epochs, members
+        with their epochs, states, assigned / pending-revocation / target partitions by topic id)."""
+        def read() -> AnyGroupView | None:
+            service = service_of(self.server.world)
+            return service.consumer.group(group_id) or service.coordinator.group(group_id)
 
-    def groups(self) -> list[GroupView]:
-        return self._on_loop(lambda: service_of(self.server.world).coordinator.groups())
+        return self._on_loop(read)
+
+    def groups(self) -> list[AnyGroupView]:
+        def read() -> list[AnyGroupView]:
+            service = service_of(self.server.world)
+            return [*service.coordinator.groups(), *service.consumer.groups()]
+
+        return self._on_loop(read)
+
+    def consumer_group(self, group_id: str) -> ConsumerGroupView | None:
+        """A KIP-848 consumer group's snapshot (None when the group is unknown or classic)."""
+        return self._on_loop(lambda: service_of(self.server.world).consumer.group(group_id))
 
     # -- decoded inspection (JSON-ready, as the control endpoint answers) -------------------
 
     def describe(self, group_id: str) -> dict[str, Any] | None:
-        """State, generation, protocol, leader, coordinator and members with decoded subscriptions
-        and assignments (``consumer`` protocol); None for an unknown group."""
-        def read() -> dict[str, Any] | None:
-            view = service_of(self.server.world).coordinator.group(group_id)
-            return None if view is None else views.group_json(self.server.world, view)
-
-        return self._on_loop(read)
+        """As ``GET /groups/{id}``: a classic group's state, generation, protocol, leader, coordinator and
+        members with decoded subscriptions and assignments; a consumer group's (``"type": "consumer"``)
+        epochs, assignor and members with epochs, states and assigned / pending_revocation / target partitions
+        by topic name. None for an unknown group."""
+        return self._on_loop(lambda: views.any_group_json(self.server.world, group_id))
 
     def describe_groups(self) -> list[dict[str, Any]]:
         return self._on_loop(lambda: views.groups_json(self.server.world))
@@ -276,8 +290,17 @@ class Emulator:
         self._on_loop(lambda: self.faults.force_rebalance(group_id))
 
     def expire_member(self, group_id: str, member_id: str) -> None:
-        """Run the member's session timeout now (Kafka does not expire a member parked in a join/sync)."""
+        """Run the member's session timeout now (Kafka does not expire a member parked in a join/sync);
+        a consumer group's member is fenced (:meth:`fence_member`)."""
         self._on_loop(lambda: self.faults.expire_member(group_id, member_id))
+
+    def fence_member(self, group_id: str, member_id: str) -> None:
+        """KIP-848: remove a consumer group member as a timeout would; its next heartbeat gets UNKNOWN_MEMBER_ID."""
+        self._on_loop(lambda: self.faults.fence_member(group_id, member_id))
+
+    def bump_epoch(self, group_id: str) -> int:
+        """KIP-848: bump a consumer group's epoch; the next heartbeat computes a new target. The new epoch."""
+        return self._on_loop(lambda: self.faults.bump_epoch(group_id))
 
     # -- time ---------------------------------------------------------------------------------
 
@@ -286,8 +309,10 @@ class Emulator:
         self._on_loop(lambda: self.server.advance(ms))
 
     def wait_for_group(self, group_id: str, *, state: str | None = None, generation_at_least: int | None = None,
-                       members: int | None = None, timeout: float = 30.0) -> GroupView:
-        """Block until the group matches; raise TimeoutError naming what was last seen."""
+                       members: int | None = None, timeout: float = 30.0) -> AnyGroupView:
+        """Block until the group matches; raise TimeoutError naming what was last seen. For a KIP-848
+        consumer group ``state`` is Empty/Assigning/Reconciling/Stable and ``generation_at_least`` compares
+        the group epoch."""
         deadline = time.monotonic() + timeout
         while (view := self._matched(group_id, state, generation_at_least, members, deadline, timeout)) is None:
             time.sleep(0.02)
@@ -295,14 +320,14 @@ class Emulator:
 
     async def wait_for_group_async(self, group_id: str, *, state: str | None = None,
                                    generation_at_least: int | None = None, members: int | None = None,
-                                   timeout: float = 30.0) -> GroupView:
+                                   timeout: float = 30.0) -> AnyGroupView:
         deadline = time.monotonic() + timeout
         while (view := self._matched(group_id, state, generation_at_least, members, deadline, timeout)) is None:
             await asyncio.sleep(0.02)
         return view
 
     def _matched(self, group_id: str, state: str | None, generation_at_least: int | None, members: int | None,
-                 deadline: float, timeout: float) -> GroupView | None:
+                 deadline: float, timeout: float) -> AnyGroupView | None:
         """The group's view if it matches; None to keep waiting; TimeoutError past the deadline."""
         view = self.group(group_id)
         if _matches(view, state, generation_at_least, members):
@@ -313,21 +338,28 @@ class Emulator:
                                f"{_summary(view)}")
         return None
 
-def _matches(view: GroupView | None, state: str | None, generation_at_least: int | None,
+def _generation(view: AnyGroupView) -> int:
+    """A classic group's generation, a consumer group's group epoch."""
+    return view.group_epoch if isinstance(view, ConsumerGroupView) else view.generation_id
+
+
+def _matches(view: AnyGroupView | None, state: str | None, generation_at_least: int | None,
              members: int | None) -> bool:
     if view is None:
         return False
     if state is not None and view.state != state:
         return False
-    if generation_at_least is not None and view.generation_id < generation_at_least:
+    if generation_at_least is not None and _generation(view) < generation_at_least:
         return False
     return members is None or len(view.members) == members
 
 
-def _summary(view: GroupView | None) -> str:
+def _summary(view: AnyGroupView | None) -> str:
     if view is None:
         return "no such group"
-    return f"state={view.state} generation={view.generation_id} members={len(view.members)}"
+    label = "epoch" if isinstance(view, ConsumerGroupView) else "generation"
+    return f"state={view.state} {label}={_generation(view)} members={len(view.members)}"
 
 
-__all__ = ["Emulator", "EmulatorConfig", "Flavor", "GroupConfig", "make_config"]
+__all__ = ["AnyGroupView", "ConsumerGroupView", "Emulator", "EmulatorConfig", "Flavor", "GroupConfig", "GroupView",
+           "make_config"]

@@ -110,6 +110,7 @@ def _show(view: GroupView, consumers: list[DemoConsumer]) -> None:
 
 def _settle(emu: Emulator, consumers: list[DemoConsumer], generation: int, members: int) -> GroupView:
     view = emu.wait_for_group(GROUP, state="Stable", generation_at_least=generation, members=members, timeout=60)
+    assert isinstance(view, GroupView)  # the demo's group is classic
     # Clients apply their assignment after SyncGroup; wait until ours show the new generation's share.
     mine = {c.consumer.config["client_id"] for c in consumers}
     if all(m.client_id in mine for m in view.members):

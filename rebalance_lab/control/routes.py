@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from rebalance_lab.control.views import brokers_json, group_json, groups_json, history_of, offsets_json
+from rebalance_lab.control.views import any_group_json, brokers_json, groups_json, history_of, offsets_json
 from rebalance_lab.coordinator.classic.admin import AdminError, NotFound
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.world import World
@@ -125,6 +125,15 @@ def _expire(f: FaultController, b: Body) -> Json:
     return {"expired": b.data["member_id"]}
 
 
+def _fence(f: FaultController, b: Body) -> Json:
+    f.fence_member(b.need_str("group_id"), b.need_str("member_id"))
+    return {"fenced": b.data["member_id"]}
+
+
+def _bump(f: FaultController, b: Body) -> Json:
+    return {"group_id": b.data.get("group_id"), "group_epoch": f.bump_epoch(b.need_str("group_id"))}
+
+
 def _clear(f: FaultController, _b: Body) -> Json:
     f.clear()
     return {"cleared": True}
@@ -141,6 +150,8 @@ FAULTS: dict[str, FaultAction] = {
     "load_in_progress": _loading,
     "force_rebalance": _force,
     "expire_member": _expire,
+    "fence_member": _fence,
+    "bump_epoch": _bump,
     "clear": _clear,
 }
 
@@ -160,6 +171,8 @@ class Router:
             ("POST", re.compile(r"/advance"), self._advance),
             ("POST", re.compile(r"/groups/([^/]+)/rebalance"), self._rebalance),
             ("POST", re.compile(r"/groups/([^/]+)/members/([^/]+)/expire"), self._expire),
+            ("POST", re.compile(r"/groups/([^/]+)/members/([^/]+)/fence"), self._fence),
+            ("POST", re.compile(r"/groups/([^/]+)/epoch"), self._bump),
             ("POST", re.compile(r"/groups/([^/]+)/coordinator"), self._coordinator),
             ("POST", re.compile(r"/brokers/(\d+)/(down|up)"), self._broker),
         ]
@@ -196,10 +209,14 @@ class Router:
     # -- reads --------------------------------------------------------------------------
 
     def _view(self, group_id: str) -> Json:
-        view = service_of(self.world).coordinator.group(group_id)
+        view = any_group_json(self.world, group_id)
         if view is None:
             raise HttpError(404, f"no group {group_id!r}")
-        return group_json(self.world, view)
+        return view
+
+    def _known(self, group_id: str) -> bool:
+        service = service_of(self.world)
+        return service.coordinator.group(group_id) is not None or service.consumer.has_group(group_id)
 
     def _groups(self, _b: Body) -> Response:
         return 200, groups_json(self.world)
@@ -209,12 +226,12 @@ class Router:
 
     def _offsets(self, _b: Body, group_id: str) -> Response:
         offsets = offsets_json(self.world, group_id)
-        if not offsets and service_of(self.world).coordinator.group(group_id) is None:
+        if not offsets and not self._known(group_id):
             raise HttpError(404, f"no group {group_id!r}")
         return 200, offsets
 
     def _history(self, _b: Body, group_id: str) -> Response:
-        if service_of(self.world).coordinator.group(group_id) is None:
+        if not self._known(group_id):
             raise HttpError(404, f"no group {group_id!r}")
         return 200, history_of(self.world).of(group_id)
 
@@ -245,6 +262,14 @@ class Router:
     def _expire(self, body: Body, group_id: str, member_id: str) -> Response:
         body.data.update(group_id=group_id, member_id=member_id)
         return self._run_fault("expire_member", body)
+
+    def _fence(self, body: Body, group_id: str, member_id: str) -> Response:
+        body.data.update(group_id=group_id, member_id=member_id)
+        return self._run_fault("fence_member", body)
+
+    def _bump(self, body: Body, group_id: str) -> Response:
+        body.data["group_id"] = group_id
+        return self._run_fault("bump_epoch", body)
 
     def _coordinator(self, body: Body, group_id: str) -> Response:
         body.data["group_id"] = group_id

@@ -2,15 +2,20 @@
 
 Subscriptions and assignments of ``consumer``-protocol groups are decoded with
 ``rebalance_lab.protocol.consumer_protocol`` (through ``observe.decode``); other protocol
-types show ``null`` there, since their bytes are opaque to the coordinator.
+types show ``null`` there, since their bytes are opaque to the coordinator. Every group
+names its ``type``: ``classic`` (JoinGroup/SyncGroup) or ``consumer`` (KIP-848, whose view is
+:func:`consumer_group_json`: epochs, member states, assigned / pending-revocation / target
+partitions by topic name).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from rebalance_lab.control.epoch_history import EpochHistory
 from rebalance_lab.coordinator.classic.records import GenerationSnapshot, GenerationStarted, GroupRecord
 from rebalance_lab.coordinator.classic.view import GroupView, MemberView
+from rebalance_lab.coordinator.consumer.view import ConsumerGroupView, ConsumerMemberView, TopicPartitions
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.routing import coordinator_for
 from rebalance_lab.coordinator.world import World
@@ -36,7 +41,7 @@ def group_json(world: World, view: GroupView) -> dict[str, Any]:
     ptype = view.protocol_type or next((m.protocol_type for m in view.members), None)
     coordinator = coordinator_for(world, view.group_id)
     return {
-        "group_id": view.group_id, "state": view.state, "generation": view.generation_id,
+        "group_id": view.group_id, "type": "classic", "state": view.state, "generation": view.generation_id,
         "protocol_type": view.protocol_type, "protocol": view.protocol_name, "leader": view.leader_id,
         "coordinator": None if coordinator is None else coordinator.node_id,
         "members": [member_json(m, ptype, view.protocol_name) for m in view.members],
@@ -45,7 +50,60 @@ def group_json(world: World, view: GroupView) -> dict[str, Any]:
 
 
 def groups_json(world: World) -> list[dict[str, Any]]:
-    return [group_json(world, v) for v in service_of(world).coordinator.groups()]
+    """Every group, classic and consumer, by group id."""
+    service = service_of(world)
+    rows = [group_json(world, v) for v in service.coordinator.groups()]
+    rows += [consumer_group_json(world, v) for v in service.consumer.groups()]
+    return sorted(rows, key=lambda row: str(row["group_id"]))
+
+
+def any_group_json(world: World, group_id: str) -> dict[str, Any] | None:
+    """One group of either type (a group id names one group, classic or consumer), or None."""
+    service = service_of(world)
+    consumer = service.consumer.group(group_id)
+    if consumer is not None:
+        return consumer_group_json(world, consumer)
+    classic = service.coordinator.group(group_id)
+    return None if classic is None else group_json(world, classic)
+
+
+# -- KIP-848 consumer groups ----------------------------------------------------------------------------------------
+
+
+def topic_names(world: World) -> dict[Any, str]:
+    return {info.topic_id: name for name, info in world.cluster.topics.items()}
+
+
+def tps_json(partitions: TopicPartitions, names: dict[Any, str]) -> list[dict[str, Any]]:
+    """``[{topic, partition}]`` sorted, by topic name (a deleted topic by its id)."""
+    rows = sorted((names.get(t, str(t)), p) for t, ps in partitions.items() for p in ps)
+    return [{"topic": t, "partition": p} for t, p in rows]
+
+
+def consumer_member_json(m: ConsumerMemberView, names: dict[Any, str]) -> dict[str, Any]:
+    return {
+        "member_id": m.member_id, "group_instance_id": m.instance_id, "rack_id": m.rack_id,
+        "client_id": m.client_id, "client_host": m.client_host, "member_epoch": m.member_epoch,
+        "previous_member_epoch": m.previous_member_epoch, "state": m.state,
+        "subscribed_topic_names": list(m.subscribed_topic_names),
+        "subscribed_topic_regex": m.subscribed_topic_regex or None, "server_assignor": m.server_assignor,
+        "rebalance_timeout_ms": m.rebalance_timeout_ms, "uses_classic_protocol": m.uses_classic_protocol,
+        "assigned": tps_json(m.assigned, names), "pending_revocation": tps_json(m.pending_revocation, names),
+        "target": tps_json(m.target, names),
+    }
+
+
+def consumer_group_json(world: World, view: ConsumerGroupView) -> dict[str, Any]:
+    coordinator = coordinator_for(world, view.group_id)
+    names = topic_names(world)
+    # no member asking for one: the first of group.consumer.assignors (ConsumerGroupDescribe's AssignorName)
+    assignor = view.preferred_assignor or service_of(world).consumer.config.assignors[0]
+    return {
+        "group_id": view.group_id, "type": "consumer", "state": view.state, "group_epoch": view.group_epoch,
+        "assignment_epoch": view.assignment_epoch, "assignor": assignor,
+        "coordinator": None if coordinator is None else coordinator.node_id,
+        "members": [consumer_member_json(m, names) for m in view.members],
+    }
 
 
 def offsets_json(world: World, group_id: str) -> list[dict[str, Any]]:
@@ -74,6 +132,7 @@ class GenerationHistory:
 
     def __init__(self) -> None:
         self._groups: dict[str, list[dict[str, Any]]] = {}
+        self._epochs = EpochHistory()  # KIP-848 consumer groups: one entry per group epoch
 
     @classmethod
     def install(cls, world: World) -> GenerationHistory:
@@ -86,9 +145,11 @@ class GenerationHistory:
         return history
 
     def of(self, group_id: str) -> list[dict[str, Any]]:
-        return [dict(entry) for entry in self._groups.get(group_id, [])]
+        """Classic generations, then (a group upgraded online) consumer-group epochs, oldest first."""
+        return [dict(entry) for entry in self._groups.get(group_id, [])] + self._epochs.of(group_id)
 
     def on_record(self, record: GroupRecord) -> None:
+        self._epochs.on_record(record)
         if isinstance(record, GenerationStarted):
             self._groups.setdefault(record.group_id, []).append({
                 "generation": record.generation, "started_ms": record.ts_ms, "protocol_type": record.protocol_type,

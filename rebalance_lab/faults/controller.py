@@ -13,7 +13,8 @@ from collections import Counter
 from collections.abc import Awaitable, Callable
 from typing import IO, Any
 
-from rebalance_lab.coordinator.classic.admin import AdminError
+from rebalance_lab.coordinator.classic.admin import AdminError, NotFound
+from rebalance_lab.coordinator.consumer.view import ConsumerGroupView
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.handlers.errors_response import error_response
@@ -185,12 +186,49 @@ class FaultController:
         self.world.wake()
 
     def force_rebalance(self, group_id: str) -> None:
+        """A classic group starts a rebalance; a KIP-848 consumer group has none to start: its epoch is bumped."""
+        if service_of(self.world).consumer.has_group(group_id):
+            self.bump_epoch(group_id)
+            return
         service_of(self.world).force_rebalance(group_id)
         self._record("force_rebalance", group_id)
 
     def expire_member(self, group_id: str, member_id: str) -> None:
+        """Run a classic member's session timeout now; a consumer group's member is fenced (:meth:`fence_member`)."""
+        if service_of(self.world).consumer.has_group(group_id):
+            self.fence_member(group_id, member_id)
+            return
         service_of(self.world).expire_member(group_id, member_id)
         self._record("expire_member", group_id, member_id=member_id)
+
+    # -- KIP-848 consumer groups ------------------------------------------------------------------
+
+    def fence_member(self, group_id: str, member_id: str) -> None:
+        """Remove a consumer group member as a timeout would (tombstones, an epoch bump); its next
+        heartbeat gets UNKNOWN_MEMBER_ID and it rejoins at epoch 0. NotFound for an unknown group or member."""
+        if self._consumer_group(group_id).member(member_id) is None:
+            raise NotFound(f"no member {member_id!r} in consumer group {group_id!r}")
+        self._record("fence_member", group_id, member_id=member_id)
+        service = service_of(self.world)
+        now = self.world.now_ms()
+        service.apply(service.consumer.fence_member(now, group_id, member_id, service.topics()))
+        self.world.wake()
+
+    def bump_epoch(self, group_id: str) -> int:
+        """Bump a consumer group's epoch (state Assigning): the next heartbeat computes a new target
+        assignment, which may move nothing. The new epoch; NotFound for an unknown consumer group."""
+        epoch = self._consumer_group(group_id).group_epoch + 1
+        self._record("bump_epoch", group_id, group_epoch=epoch)
+        service = service_of(self.world)
+        service.apply(service.consumer.bump_epoch(self.world.now_ms(), group_id))
+        self.world.wake()
+        return epoch
+
+    def _consumer_group(self, group_id: str) -> ConsumerGroupView:
+        view = service_of(self.world).consumer.group(group_id)
+        if view is None:
+            raise NotFound(f"no consumer group {group_id!r}")
+        return view
 
     def _broker(self, broker: int | None) -> int | None:
         return None if broker is None else self._node(broker)

@@ -110,7 +110,7 @@ async def test_explain_says_why_each_epoch_bumped_the_target_and_what_each_membe
     out = io.StringIO()
     await recorded(tmp_path, explain=True, explain_to=out)
     lines = out.getvalue().splitlines()
-    text = out.getvalue()
+    text = " ".join(out.getvalue().split())  # wrapped lines joined
     assert all(len(line) <= 120 for line in lines), max(lines, key=len)
     for expected in ("group epoch 1 -> 2: member", "joined", "group epoch 4 -> 5:", "left;",
                      "group epoch 5 -> 6:", "was fenced: its session expired",
@@ -119,4 +119,4 @@ async def test_explain_says_why_each_epoch_bumped_the_target_and_what_each_membe
                      "fenced from the group because the member session expired (session_timeout)"):
         assert expected in text, expected
     waits = [line for line in lines if "waits for orders[" in line]
-    assert waits and "still held by" in out.getvalue()
+    assert waits and "still held by" in text
