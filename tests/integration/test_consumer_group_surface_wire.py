@@ -451,35 +451,47 @@ async def test_an_empty_consumer_group_is_deleted_with_its_offsets(target: Targe
     await conn.close()
 
 
-# -- Offsets retention (emulator only: spec/kip848.md §8.3; Kafka 4.4.0 ConsumerGroup.offsetExpirationCondition,
-#    OffsetMetadataManager.cleanupExpiredOffsets and GroupCoordinatorShard.cleanupGroupMetadata, read in the jar) --
+# -- Offsets retention (spec/kip848.md §8.3; 4.4.0 ConsumerGroup.offsetExpirationCondition,
+#    OffsetMetadataManager.cleanupExpiredOffsets, GroupCoordinatorShard.cleanupGroupMetadata) --------------------
 
 RETENTION = GroupConfig(initial_rebalance_delay_ms=0, offsets_retention_minutes=1,
                         offsets_retention_check_interval_ms=1_000)
+BROKER_RETENTION = {"offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 1_000}
 
 
-async def test_a_consumer_groups_offsets_expire_by_commit_time_but_not_for_subscribed_topics() -> None:
-    async with emulator_target(RETENTION) as target:
-        group_id = target.new_group_id()
-        a = await Member.join(target, group_id, "A", [TOPIC])
-        await commit(a.conn, 9, group_id, a.epoch, "A", {TOPIC: [0], OTHER: [1]}, target.topic_ids)
-        for _ in range(3):  # 63 s in all, the member heartbeating within its 45 s session
-            await target.wait_ms(21_000)
-            assert (await a.heartbeat()).error_code == 0
-        assert await fetch(a.conn, 8, group_id, None, -1, None) == (0, [(TOPIC, 0, 7)])
-        await a.leave()
+@pytest.fixture(params=["emulator", pytest.param("real-kafka-4", marks=pytest.mark.broker)])
+async def retention_target(request: pytest.FixtureRequest) -> AsyncIterator[Target]:
+    """A target whose offsets expire a minute after their commit, swept every second (a minute of real
+    time on the broker: Kafka's shortest retention)."""
+    if request.param == "emulator":
+        async with emulator_target(RETENTION) as emulator:
+            yield emulator
+        return
+    broker = request.getfixturevalue("kafka_brokers").get("4", BROKER_RETENTION)
+    yield await broker_target(broker.bootstrap)
 
 
-async def test_an_empty_consumer_group_goes_when_its_offsets_have_expired() -> None:
-    async with emulator_target(RETENTION) as target:
-        group_id = target.new_group_id()
-        a = await Member.join(target, group_id, "A", [TOPIC])
-        await commit(a.conn, 9, group_id, a.epoch, "A", {TOPIC: [0]}, target.topic_ids)
-        conn = await target.connect()
-        await a.leave()
-        await target.wait_ms(59_000)
-        assert await _listed(conn, 5, {group_id}) == {(group_id, "consumer", "Empty", "consumer")}
-        await target.wait_ms(2_000)
-        assert await _listed(conn, 5, {group_id}) == set()
-        assert await fetch(conn, 8, group_id, None, -1, None) == (0, [])
-        await conn.close()
+async def test_consumer_group_offsets_expire_by_commit_time_except_subscribed_ones_and_an_empty_group_goes(
+    retention_target: Target,
+) -> None:
+    target = retention_target
+    live, gone = target.new_group_id(), target.new_group_id()
+    a = await Member.join(target, live, "A", [TOPIC])
+    await commit(a.conn, 9, live, a.epoch, "A", {TOPIC: [0], OTHER: [1]}, target.topic_ids)
+    b = await Member.join(target, gone, "B", [TOPIC])
+    await commit(b.conn, 9, gone, b.epoch, "B", {TOPIC: [0]}, target.topic_ids)
+    conn = await target.connect()
+    await b.leave()
+    for _ in range(2):  # 42 s, A heartbeating within its 45 s session: nothing expired yet
+        await target.wait_ms(21_000)
+        assert (await a.heartbeat()).error_code == 0
+    error, rows = await fetch(conn, 8, live, None, -1, None)
+    assert (error, sorted(rows)) == (0, [(TOPIC, 0, 7), (OTHER, 1, 7)])
+    assert await _listed(conn, 5, {gone}) == {(gone, "consumer", "Empty", "consumer")}
+    await target.wait_ms(21_000)  # 63 s: a minute since the commits, and a sweep since
+    assert (await a.heartbeat()).error_code == 0
+    assert await fetch(conn, 8, live, None, -1, None) == (0, [(TOPIC, 0, 7)])  # A subscribes to TOPIC
+    assert await _listed(conn, 5, {gone}) == set()
+    assert await fetch(conn, 8, gone, None, -1, None) == (0, [])
+    await a.leave()
+    await conn.close()
