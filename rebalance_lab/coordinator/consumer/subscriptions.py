@@ -83,7 +83,7 @@ def metadata_hash(names: Iterable[str], topics: TopicsImage) -> tuple[object, ..
     """KIP-1101's group hash, kept as what it covers: each subscribed existing topic's (id, name, partitions,
     racks), in name order. Kafka keeps a 64-bit hash of the same; only its changes are observable."""
     found = ((n, topics.get(n)) for n in sorted(names))
-    return tuple(t.fingerprint() for _, t in found if t is not None)
+    return tuple(t.fingerprint for _, t in found if t is not None)
 
 
 def shift_regex_topics(counts: Counts, old: Iterable[str], new: Iterable[str]) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -27,8 +28,10 @@ class TopicImage:
     # partition -> the racks of its replicas (KIP-1101's metadata hash covers them)
     partition_racks: Mapping[int, frozenset[str]] = field(default_factory=dict)
 
+    @cached_property
     def fingerprint(self) -> tuple[object, ...]:
-        """What KIP-1101's per-topic hash covers (``Utils.computeTopicHash``): id, name, partitions, racks."""
+        """What KIP-1101's per-topic hash covers (``Utils.computeTopicHash``): id, name, partitions, racks;
+        computed once per image, as Kafka caches each topic's hash until the topic changes."""
         racks = tuple(tuple(sorted(self.partition_racks.get(p, ()))) for p in range(self.num_partitions))
         return (self.topic_id, self.name, self.num_partitions, racks)
 

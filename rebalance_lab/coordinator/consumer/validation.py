@@ -15,10 +15,12 @@ from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatIn
 from rebalance_lab.coordinator.consumer.model import ConsumerMember, EpochMap
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
+_JAVA_TRIMMED = "".join(map(chr, range(33)))  # Java's String.trim strips every char <= U+0020
+
 
 def _blank(value: str | None) -> bool:
-    """Java ``value.trim().isEmpty()``: ``trim`` strips every char <= U+0020."""
-    return value is not None and not value.lstrip("".join(map(chr, range(33))))
+    """Java ``value.trim().isEmpty()``."""
+    return value is not None and not value.lstrip(_JAVA_TRIMMED)
 
 
 def invalid(message: str) -> KafkaError:
