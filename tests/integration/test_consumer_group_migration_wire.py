@@ -55,6 +55,7 @@ class Classic:
     group_id: str
     member_id: str = ""
     generation: int = -1
+    instance: str | None = None
 
     @classmethod
     async def connect(cls, target: Target, group_id: str) -> Classic:
@@ -68,7 +69,7 @@ class Classic:
                                       member_id=self.member_id, protocol_type=protocol_type,
                                       protocols=[proto(name=n, metadata=meta) for n in names])
         if version >= 5:
-            fields["group_instance_id"] = None
+            fields["group_instance_id"] = self.instance
         response = await self.conn.request(JOIN, version, client_id="classic", **fields)
         if response.error_code in (0, E.MEMBER_ID_REQUIRED):
             self.member_id = response.member_id
@@ -86,14 +87,14 @@ class Classic:
         item = codec.data_class(codec.request_type(SYNC), "SyncGroupRequestAssignment")
         return await self.conn.request(
             SYNC, 5, client_id="classic", group_id=self.group_id, member_id=self.member_id,
-            generation_id=self.generation if generation is None else generation, group_instance_id=None,
+            generation_id=self.generation if generation is None else generation, group_instance_id=self.instance,
             protocol_type="consumer", protocol_name=protocol_name,
             assignments=[item(member_id=m, assignment=a) for m, a in (assignments or {}).items()])
 
     async def heartbeat(self) -> int:
         response = await self.conn.request(HEARTBEAT, 4, client_id="classic", group_id=self.group_id,
                                            generation_id=self.generation, member_id=self.member_id,
-                                           group_instance_id=None)
+                                           group_instance_id=self.instance)
         return int(response.error_code)
 
     async def leave(self, *member_ids: str) -> Any:
@@ -226,3 +227,29 @@ async def test_a_join_group_on_an_empty_consumer_group_makes_it_classic(target: 
     assert (joined.error_code, joined.generation_id, joined.leader) == (0, 1, c.member_id)
     gone = await cg_describe(c.conn, group_id)
     assert gone.error_code == E.GROUP_ID_NOT_FOUND
+
+
+async def test_a_classic_static_member_replacing_the_last_consumer_member_downgrades_without_a_rebalance(
+        target: Target) -> None:
+    c = await Classic.connect(target, target.new_group_id())
+    await c.stable()
+    a = Member(target, await target.connect(), c.group_id, "A")
+    await a.heartbeat(epoch=0, instance_id="i1", rebalance_timeout_ms=30_000, subscribed_topic_names=[TOPIC],
+                      topic_partitions=[])
+    assert await c.heartbeat() == E.REBALANCE_IN_PROGRESS
+    await c.join()
+    await c.sync()
+    await a.heartbeat(instance_id="i1")
+    mine = {p for _, p in a.partitions()}
+    tp = codec.request_type(68).TopicPartitions
+    owned = [tp(topic_id=target.topic_ids[TOPIC], partitions=sorted(mine))]
+    await a.heartbeat(instance_id="i1", topic_partitions=owned)
+    s = Classic(await target.connect(), c.group_id, instance="i1")
+    joined = await s.join(owned=mine)
+    assert (joined.error_code, joined.generation_id, joined.leader) == (0, 2, "")
+    assert (await cg_describe(c.conn, c.group_id)).error_code == E.GROUP_ID_NOT_FOUND
+    classic = await describe(c.conn, c.group_id)
+    assert (classic.group_state, classic.protocol_data) == ("Stable", "range")
+    synced = await s.sync()
+    assert (synced.error_code, assigned(synced.assignment)) == (0, mine)
+    assert (await s.heartbeat(), await c.heartbeat()) == (0, 0)

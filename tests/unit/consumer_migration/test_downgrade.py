@@ -123,9 +123,10 @@ def test_a_classic_static_member_replacing_the_last_consumer_member_downgrades_w
     a = ctx.cg("A", 2, instance_id="i1")
     assert ctx.names(a.assignment) == {"foo": {3, 4, 5}}
     replacing = ctx.joined(instance="i1", owned={"foo": [3, 4, 5]})
-    assert replacing.error is E.NONE
+    assert (replacing.error, replacing.generation_id, replacing.leader) == (E.NONE, 2, "")
     view = ctx.classic_group()
-    assert (view.state, view.generation_id) == ("Stable", 2)
-    member = view.member(replacing.member_id)
-    assert member is not None and partitions(member.assignment) == {"foo": {3, 4, 5}}
+    assert (view.state, view.generation_id, view.protocol_name) == ("Stable", 2, "range")
     assert [r.generation for r in ctx.records_of(ClassicGroupDowngraded)] == [2]
+    synced = ctx.sync(replacing.member_id, 2, instance="i1")
+    assert (synced.error, partitions(synced.assignment)) == (E.NONE, {"foo": {3, 4, 5}})
+    assert (ctx.heartbeat(replacing.member_id, 2, "i1"), ctx.heartbeat(c, 2)) == (E.NONE, E.NONE)
