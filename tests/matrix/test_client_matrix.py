@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from rebalance_lab.api import Emulator
+from rebalance_lab.api import Emulator, GroupView
 from rebalance_lab.protocol import codec
 from tests.matrix import report
 from tests.matrix.harness import (
@@ -143,7 +143,7 @@ class Run:
         wait_until(lambda: self._stable_with(count), timeout,
                    lambda: f"no Stable group of {count} members; last seen: {self.emulator.group(self.group)}")
         view = self.emulator.group(self.group)
-        assert view is not None
+        assert isinstance(view, GroupView), view  # a classic group: every member joins with JoinGroup
         if view.protocol_name and view.protocol_name not in self.protocols:
             self.protocols.append(view.protocol_name)
         wait_until(self._assignments_cover_topic, STEP_TIMEOUT_S, self._describe_assignments)

@@ -81,16 +81,12 @@ def _emulator(topic: str, tmp_path: Path) -> Iterator[TargetInfo]:
 
 
 def _emulator_group_options() -> dict[str, Any]:
-    """The emulator's ``group.consumer.*`` settings, the same as the real broker's (GROUP_SETTINGS)."""
-    from rebalance_lab.config import ConsumerGroupConfig
+    """The emulator's ``group.consumer.*`` settings, the same as the real broker's (GROUP_SETTINGS).
 
-    def setting(name: str) -> int:
-        return GROUP_SETTINGS[f"group.consumer.{name}"]
-
-    return {"consumer_group": ConsumerGroupConfig(
-        session_timeout_ms=setting("session.timeout.ms"), min_session_timeout_ms=setting("min.session.timeout.ms"),
-        heartbeat_interval_ms=setting("heartbeat.interval.ms"),
-        min_heartbeat_interval_ms=setting("min.heartbeat.interval.ms"))}
+    ``Emulator(consumer_<field>=...)``: ``group.consumer.session.timeout.ms`` is ``consumer_session_timeout_ms``.
+    """
+    return {"consumer_" + key.removeprefix("group.consumer.").replace(".", "_"): value
+            for key, value in GROUP_SETTINGS.items()}
 
 
 @contextlib.contextmanager
