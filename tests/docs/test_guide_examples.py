@@ -25,6 +25,7 @@ def test_the_guide_has_an_example_for_each_client_and_each_fault_recipe() -> Non
     assert {"recipe_error.py", "recipe_latency_and_throttle.py", "recipe_close_connections.py",
             "recipe_broker_restart.py", "recipe_move_coordinator.py", "recipe_loading.py",
             "recipe_rebalance_and_expire.py", "manual_clock.py", "test_my_consumer.py"} <= titles
+    assert {"kip848_basics.py", "recipe_kip848_faults.py", "kip848_manual_clock.py"} <= titles  # KIP-848 groups
 
 
 @pytest.mark.parametrize("title", sorted(EXAMPLES))
