@@ -9,6 +9,7 @@ generates differ between the targets, so tests compare their shapes and the part
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -253,3 +254,14 @@ async def test_a_classic_static_member_replacing_the_last_consumer_member_downgr
     synced = await s.sync()
     assert (synced.error_code, assigned(synced.assignment)) == (0, mine)
     assert (await s.heartbeat(), await c.heartbeat()) == (0, 0)
+
+
+async def test_the_downgraded_group_is_led_by_the_first_member_in_kafkas_member_map(target: Target) -> None:
+    group_id = target.new_group_id()
+    a = await Member.join(target, group_id, "A", [TOPIC])
+    c1, x = Classic(await target.connect(), group_id, "c1"), Classic(await target.connect(), group_id, "x")
+    for member in (c1, x):
+        assert (await member.join()).error_code == 0
+    await a.heartbeat(epoch=-1)
+    both = await asyncio.gather(c1.join(), x.join())  # both rejoin the downgraded group's rebalance
+    assert [(r.error_code, r.generation_id, r.leader) for r in both] == [(0, 5, "x"), (0, 5, "x")]

@@ -185,7 +185,7 @@ def _downgrade(core: Core, group: ConsumerGroup, updated: ConsumerMember, replac
     if not rebalance:
         goal = (group.assignment_epoch, group.target_of(updated.member_id, updated.instance_id))
         final = _reconcile_classic(group, updated, goal, bump, owned, topics, p)
-    kept = [migration.downgraded(group, m, m.member_id, topics) for m in group.members.values()
+    kept = [migration.downgraded(group, m, m.member_id, topics) for m in migration.in_kafka_order(group)
             if m.instance_id is None or m.instance_id != updated.instance_id]
     joiner = migration.downgraded(group, final, replaced.member_id, topics)
     reason = migration.STALE_DOWNGRADE_REASON.format(group.group_id) if rebalance else None

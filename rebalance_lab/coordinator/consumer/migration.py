@@ -241,7 +241,7 @@ def maybe_downgrade(core: Core, group: ConsumerGroup, leaving: Collection[Consum
     if remaining <= 0 or not policy.downgrade or remaining > core.classic.config.max_size:
         return False
     left = {m.member_id for m in leaving}
-    kept = [m for m in group.members.values() if m.member_id not in left]
+    kept = [m for m in in_kafka_order(group) if m.member_id not in left]
     down = Downgrade(group.group_id, group.group_epoch, tuple(downgraded(group, m, m.member_id, topics) for m in kept),
                      DOWNGRADE_REASON.format(group.group_id))
     record_downgrade(core, group, down, p)
@@ -253,6 +253,12 @@ def can_downgrade_replacing(core: Core, group: ConsumerGroup, replaced: Consumer
     if core.classic is None or not all_classic_except(group, [replaced]):
         return False
     return Policy.parse(core.config.migration_policy).downgrade and len(group.members) <= core.classic.config.max_size
+
+
+def in_kafka_order(group: ConsumerGroup) -> list[ConsumerMember]:
+    """The members as Kafka's ``TimelineHashMap`` iterates them: the classic group adds them in this order, so
+    the first one becomes its leader (``ClassicGroup.fromConsumerGroup``)."""
+    return [group.members[m] for m in group.member_order if m in group.members]
 
 
 def all_classic_except(group: ConsumerGroup, excluded: Collection[ConsumerMember]) -> bool:

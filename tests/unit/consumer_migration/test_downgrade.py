@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from rebalance_lab.coordinator.classic.records import GroupDeleted, RebalancePrepared
 from rebalance_lab.coordinator.classic.records import GroupDowngraded as ClassicGroupDowngraded
+from rebalance_lab.coordinator.consumer.assignors.java_order import TimelineKeyOrder
 from rebalance_lab.coordinator.consumer.migration import GroupDowngraded
 from rebalance_lab.protocol.errors import ErrorCode
 
@@ -130,3 +131,14 @@ def test_a_classic_static_member_replacing_the_last_consumer_member_downgrades_w
     synced = ctx.sync(replacing.member_id, 2, instance="i1")
     assert (synced.error, partitions(synced.assignment)) == (E.NONE, {"foo": {3, 4, 5}})
     assert (ctx.heartbeat(replacing.member_id, 2, "i1"), ctx.heartbeat(c, 2)) == (E.NONE, E.NONE)
+
+
+def test_the_downgraded_group_is_led_by_the_first_remaining_member_in_kafkas_member_map_order() -> None:
+    ctx = MixedCtx()
+    ctx.cg_join("A")
+    for member_id in ("c1", "x"):  # ids a consumer group takes from classic members as they are
+        assert ctx.joined(member_id).error is E.NONE
+    kafka_order = [m for m in TimelineKeyOrder(["A", "c1", "x"]) if m != "A"]
+    assert kafka_order == ["x", "c1"]  # not the join order
+    ctx.cg("A", -1)
+    assert ctx.classic_group().leader_id == "x"
