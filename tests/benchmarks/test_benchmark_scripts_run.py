@@ -35,6 +35,20 @@ def test_the_coordinator_scale_benchmark_prints_its_figures() -> None:
     assert "heartbeats answered" in out and "peak memory" in out
 
 
+def test_the_kip848_scale_benchmark_prints_the_core_exponents_and_the_emulator_figures() -> None:
+    out = _run("kip848_scale.py", "--members", "20,40", "--partitions", "60", "--heartbeat-seconds", "0.5",
+               "--plain-heartbeats", "500", "--skip-broker")
+    assert "growth exponent N=20 -> N=40" in out and "plain heartbeat" in out
+    assert out.count("emulator  N=") == 2 and "reconciled in" in out and "heartbeats/s" in out
+
+
+@pytest.mark.broker
+def test_the_kip848_scale_benchmark_compares_the_emulator_with_a_kafka_4_broker() -> None:
+    out = _run("kip848_scale.py", "--members", "10,20", "--partitions", "30", "--heartbeat-seconds", "0.5",
+               "--skip-core", timeout=600)
+    assert out.count("kafka     N=") == 2 and "ratio N=   20" in out
+
+
 @pytest.mark.broker
 def test_the_emulator_versus_broker_benchmark_prints_both_times_and_the_ratio() -> None:
     out = _run("emulator_vs_broker.py", "--runs", "1", timeout=600)
