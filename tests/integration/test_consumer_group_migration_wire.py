@@ -21,7 +21,7 @@ from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.consumer_protocol import decode_assignment, encode_assignment, encode_subscription
 from rebalance_lab.protocol.errors import ErrorCode
 
-from .consumer_target import TOPIC, TOPICS, Member, Target, broker_target, emulator_target
+from .consumer_target import TOPIC, TOPICS, Member, Target, broker_target, commit, emulator_target
 from .wire import RawConnection
 
 E = ErrorCode
@@ -265,3 +265,10 @@ async def test_the_downgraded_group_is_led_by_the_first_member_in_kafkas_member_
     await a.heartbeat(epoch=-1)
     both = await asyncio.gather(c1.join(), x.join())  # both rejoin the downgraded group's rebalance
     assert [(r.error_code, r.generation_id, r.leader) for r in both] == [(0, 5, "x"), (0, 5, "x")]
+
+
+async def test_a_classic_member_of_a_consumer_group_commits_with_its_generation(target: Target) -> None:
+    c, _a = await converged(target)
+    ok = await commit(c.conn, 8, c.group_id, c.generation, c.member_id, {TOPIC: [0]}, target.topic_ids)
+    ahead = await commit(c.conn, 8, c.group_id, c.generation + 1, c.member_id, {TOPIC: [0]}, target.topic_ids)
+    assert (ok, ahead) == ([(TOPIC, 0, 0)], [(TOPIC, 0, E.ILLEGAL_GENERATION)])  # v8 is fine for a classic member
