@@ -272,3 +272,21 @@ async def test_a_classic_member_of_a_consumer_group_commits_with_its_generation(
     ok = await commit(c.conn, 8, c.group_id, c.generation, c.member_id, {TOPIC: [0]}, target.topic_ids)
     ahead = await commit(c.conn, 8, c.group_id, c.generation + 1, c.member_id, {TOPIC: [0]}, target.topic_ids)
     assert (ok, ahead) == ([(TOPIC, 0, 0)], [(TOPIC, 0, E.ILLEGAL_GENERATION)])  # v8 is fine for a classic member
+
+
+async def test_a_classic_member_waiting_for_released_partitions_is_told_to_rejoin_once_they_are_free(
+        target: Target) -> None:
+    group_id = target.new_group_id()
+    a = await Member.join(target, group_id, "A", [TOPIC])
+    await target.wait_ms(1_200)  # past the assignment interval: C's join computes a new target at once
+    c = Classic(await target.connect(), group_id, "c")
+    joined = await c.join()
+    assert (joined.error_code, joined.generation_id) == (0, 3)
+    assert assigned((await c.sync()).assignment) == set()  # its target is still A's
+    assert await c.heartbeat() == 0  # waiting on partitions A still owns
+    await a.heartbeat()  # A learns what it must revoke
+    await a.acknowledge()  # ... and revokes it
+    assert await c.heartbeat() == E.REBALANCE_IN_PROGRESS  # now it can get them
+    rejoined = await c.join()
+    got = assigned((await c.sync()).assignment)
+    assert rejoined.generation_id == 3 and got and got | {p for _, p in a.partitions()} == ALL
