@@ -27,7 +27,7 @@ from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator import group_service, offsets_service
 from rebalance_lab.coordinator.clock import Clock
 from rebalance_lab.coordinator.cluster import BrokerInfo
-from rebalance_lab.coordinator.handlers import HandlerSpec, advertised, load_handlers
+from rebalance_lab.coordinator.handlers import HandlerSpec, load_handlers
 from rebalance_lab.coordinator.handlers.api_versions import API_KEY as API_VERSIONS_KEY
 from rebalance_lab.coordinator.handlers.api_versions import unsupported_version_response
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
@@ -103,7 +103,7 @@ class EmulatorServer:
         sockets = self._bind_all()
         brokers = [BrokerInfo(i, *self._advertised(i, s), self._rack(i)) for i, s in enumerate(sockets)]
         world = World(self.config, brokers, self._clock)
-        world.versions = VersionTable.build(advertised(self._handlers, self.config.flavor), self.config.api_versions)
+        world.versions = VersionTable.build(self._handlers, self.config.api_versions)
         world.on_wake(self._arm_timer)
         group_service.install(world)  # the classic group coordinator (before hooks, so they can subscribe)
         offsets_service.install(world)  # committed offsets and their retention, gated by the groups
@@ -290,8 +290,6 @@ class EmulatorServer:
             raise ConnectionClosed(f"broker {node.node_id} is down")
         world = self.world
         spec = self._handlers.get(header.api_key)
-        if spec is not None and not spec.serves(world.config.flavor):
-            return self._not_served(header, payload)
         if spec is None or world.versions.range_of(header.api_key) is None:
             raise ConnectionClosed(f"unknown or unadvertised api key {header.api_key}")
         if not world.versions.supports(header.api_key, header.api_version):
@@ -322,17 +320,6 @@ class EmulatorServer:
             body = await faults.serve(ctx, request.body, lambda: self._dispatch(spec, ctx, request.body))
         if body is None:
             return None  # e.g. Produce with acks=0 has no response
-        return codec.encode_response(body, header.correlation_id)
-
-    @staticmethod
-    def _not_served(header: Any, payload: bytes) -> bytes:
-        """An API this flavor's broker knows but does not serve (KIP-848 on a default 3.9 broker): the whole
-        request is answered UNSUPPORTED_VERSION (``KafkaApis``: the consumer protocol is not enabled)."""
-        try:
-            request = codec.decode_request(payload)
-        except MalformedRequest as exc:
-            raise ConnectionClosed(str(exc)) from exc
-        body = error_response(header.api_key, header.api_version, request.body, ErrorCode.UNSUPPORTED_VERSION)
         return codec.encode_response(body, header.correlation_id)
 
     async def _dispatch(self, spec: HandlerSpec, ctx: RequestContext, request: Any) -> Any:

@@ -39,6 +39,7 @@ _KAFKA_3: dict[str, tuple[int, int]] = {
     "DescribeGroups": (0, 5), "ListGroups": (0, 5), "ApiVersions": (0, 4),
     "CreateTopics": (0, 7), "DeleteTopics": (0, 6), "CreatePartitions": (0, 3),
     "DeleteGroups": (0, 2), "OffsetDelete": (0, 0), "InitProducerId": (0, 5),
+    "ConsumerGroupHeartbeat": (0, 0), "ConsumerGroupDescribe": (0, 0),  # advertised, answered UNSUPPORTED_VERSION
 }
 PRESETS: dict[str, dict[str, tuple[int, int]]] = {"kafka-4": _KAFKA_4, "kafka-3": _KAFKA_3}
 

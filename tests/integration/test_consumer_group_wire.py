@@ -92,14 +92,28 @@ async def test_a_v0_join_gets_a_22_character_member_id(server: EmulatorServer) -
     await conn.close()
 
 
-async def test_the_kafka_4_flavor_advertises_both_apis_and_kafka_3_answers_unsupported_version() -> None:
-    for flavor, advertised in ((Flavor.KAFKA_4, True), (Flavor.KAFKA_3, False)):
-        async with EmulatorServer(EmulatorConfig(port=0, flavor=flavor, api_versions=flavor.value)) as srv:
-            conn = await connect(srv)
-            versions = await conn.request(API_VERSIONS, 3, client_software_name="t", client_software_version="1")
-            keys = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
-            assert (keys.get(HEARTBEAT), keys.get(DESCRIBE)) == (((0, 1), (0, 1)) if advertised else (None, None))
-            if not advertised:
-                response = await join(conn, "A")
-                assert (response.error_code, response.member_id) == (ErrorCode.UNSUPPORTED_VERSION, None)
-            await conn.close()
+async def test_kafka_3_advertises_v0_and_answers_unsupported_version_as_a_default_3_9_broker() -> None:
+    """A default 3.9.2 broker (helper "scenarios"): 68 and 69 advertised at 0-0, the consumer protocol off."""
+    async with EmulatorServer(EmulatorConfig(port=0, flavor=Flavor.KAFKA_3, api_versions="kafka-3")) as srv:
+        conn = await connect(srv)
+        versions = await conn.request(API_VERSIONS, 3, client_software_name="t", client_software_version="1")
+        keys = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
+        assert (keys.get(HEARTBEAT), keys.get(DESCRIBE)) == ((0, 0), (0, 0))
+        response = await conn.request(HEARTBEAT, 0, group_id="g", member_id="", member_epoch=0,
+                                      rebalance_timeout_ms=300_000, subscribed_topic_names=["foo"],
+                                      topic_partitions=[])
+        assert (response.error_code, response.member_id) == (ErrorCode.UNSUPPORTED_VERSION, None)
+        described = await conn.request(DESCRIBE, 0, group_ids=["g"])
+        (group,) = described.groups
+        assert (group.error_code, group.error_message, group.group_id, group.group_state, group.members) == (
+            ErrorCode.UNSUPPORTED_VERSION, None, "g", "", [])
+        await conn.close()
+
+
+async def test_kafka_4_advertises_both_apis_at_v0_to_v1() -> None:
+    async with EmulatorServer(EmulatorConfig(port=0, api_versions="kafka-4")) as srv:
+        conn = await connect(srv)
+        versions = await conn.request(API_VERSIONS, 3, client_software_name="t", client_software_version="1")
+        keys = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
+        assert (keys.get(HEARTBEAT), keys.get(DESCRIBE)) == ((0, 1), (0, 1))
+        await conn.close()

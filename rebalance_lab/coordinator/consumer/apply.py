@@ -105,7 +105,22 @@ def _count_member(group: ConsumerGroup, member: ConsumerMember | None, delta: in
         _drop_if_unused(group, name)
     if member.subscribed_topic_regex:
         count(group.subscribed_regexes, member.subscribed_topic_regex, delta)
-    count(group.server_assignors, member.server_assignor, delta)
+    _count_assignor(group, member.server_assignor, delta)
+
+
+def _count_assignor(group: ConsumerGroup, name: str | None, delta: int) -> None:
+    """The assignor counts and their ``TimelineHashMap`` order (a count reaching 0 is removed, and put back
+    at the end of its slot when it comes again)."""
+    if name is None:
+        return
+    value = group.server_assignors.get(name, 0) + delta
+    if value <= 0:
+        group.server_assignors.pop(name, None)
+        group.assignor_order.remove(name)
+        return
+    if name not in group.server_assignors:
+        group.assignor_order.put(name)
+    group.server_assignors[name] = value
 
 
 def _drop_if_unused(group: ConsumerGroup, name: str) -> None:

@@ -217,9 +217,10 @@ class ConsumerGroupCoordinator(ClassicMemberApis):
             if group.num_subscribed_members(regex_text) == 0:
                 continue
             old = group.resolved_regexes.get(regex_text)
-            if old is None or old.topics != resolved.topics:
+            old_topics = old.topics if old is not None else frozenset()  # ResolvedRegularExpression.EMPTY
+            if old_topics != resolved.topics:
                 bump = True
-                subscriptions.shift_regex_topics(counts, old.topics if old else frozenset(), resolved.topics)
+                subscriptions.shift_regex_topics(counts, old_topics, resolved.topics)
             p.record(RegexResolved(group_id, p.now_ms, regex_text, resolved))
         hashed = subscriptions.metadata_hash(counts, topics)
         if bump or hashed != group.metadata_hash:

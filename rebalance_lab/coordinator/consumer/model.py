@@ -13,12 +13,13 @@ epoch at which each partition was given to the member; OffsetCommit checks it).
 
 from __future__ import annotations
 
+import math
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum, StrEnum
 
-from rebalance_lab.clients.assignors.java_hashmap import string_hash_order
+from rebalance_lab.clients.assignors.java_hashmap import JavaHashMap, string_hash
 from rebalance_lab.coordinator.consumer.assignors.java_order import TimelineKeyOrder
 
 Partitions = Mapping[uuid.UUID, frozenset[int]]  # a target assignment
@@ -128,6 +129,7 @@ class ConsumerGroup:
     subscribed_regexes: dict[str, int] = field(default_factory=dict)  # regex -> members using it
     resolved_regexes: dict[str, ResolvedRegex] = field(default_factory=dict)
     server_assignors: dict[str, int] = field(default_factory=dict)
+    assignor_order: TimelineKeyOrder = field(default_factory=TimelineKeyOrder)  # serverAssignors' TimelineHashMap
     partition_epochs: dict[uuid.UUID, dict[int, int]] = field(default_factory=dict)
     metadata_hash: tuple[object, ...] = ()  # KIP-1101: what the hash covers; () hashes to 0 in Kafka
     refresh_deadline: tuple[int, int] = (0, 0)  # (deadline ms, epoch); (0, 0) = refresh at the next heartbeat
@@ -167,17 +169,16 @@ class ConsumerGroup:
         return self.subscribed_regexes.get(regex, 0)
 
     def preferred_assignor(self, old: ConsumerMember | None = None, new: ConsumerMember | None = None) -> str | None:
-        """``computePreferredServerAssignor``: the most requested assignor; a tie goes to the first in the
-        iteration order of the ``java.util.HashMap`` Kafka copies the counts into (``Stream.max`` keeps the first)."""
-        counts = dict(self.server_assignors)
-        _count(counts, old.server_assignor if old else None, -1)
-        _count(counts, new.server_assignor if new else None, 1)
-        best: str | None = None
-        for name in string_hash_order(counts):
-            count = counts[name]
-            if best is None or count > counts[best]:
-                best = name
-        return best
+        """The most requested assignor; a tie goes to the first in iteration order (``Stream.max`` keeps the
+        first). With no member given it is ``preferredServerAssignor()``, over the group's ``TimelineHashMap``;
+        with one it is ``computePreferredServerAssignor``, over the ``java.util.HashMap`` Kafka copies the counts
+        into. The two orders can disagree on a tie, and then (4.4.0) a plain heartbeat bumps the epoch."""
+        if old is None and new is None:
+            return _first_max(self.server_assignors, list(self.assignor_order))
+        counts = _copied_counts(self.server_assignors, list(self.assignor_order))
+        _compute(counts, old.server_assignor if old else None, -1)
+        _compute(counts, new.server_assignor if new else None, 1)
+        return _first_max(dict(counts.items()), list(counts.keys()))
 
     def last_regex_refresh_ms(self) -> int | None:
         """``lastResolvedRegularExpressionRefreshTimeMs`` (None: Long.MIN_VALUE, never resolved)."""
@@ -195,6 +196,36 @@ class ConsumerGroup:
 
     def is_subscribed_to(self, topic: str) -> bool:
         return topic in self.subscribed_names
+
+
+def _copied_counts(counts: Mapping[str, int], order: list[str]) -> JavaHashMap[str, int]:
+    """``new HashMap<>(timelineMap)``: sized for the source (``putMapEntries``), filled in its order."""
+    copy: JavaHashMap[str, int] = JavaHashMap(string_hash, math.ceil(len(order) / 0.75) if order else None)
+    for name in order:
+        copy.put(name, counts[name])
+    return copy
+
+
+def _compute(counts: JavaHashMap[str, int], name: str | None, delta: int) -> None:
+    """``HashMap.compute(name, Utils::incValue/decValue)``: a count reaching 0 is removed; a new key goes to the
+    *head* of its bucket (unlike ``put``), which is what makes a tie come out differently."""
+    if name is None:
+        return
+    value = (counts.get(name) or 0) + delta
+    if value <= 0:
+        counts.remove(name)
+    elif name in counts:
+        counts.put(name, value)
+    else:
+        counts.compute_if_absent(name, lambda _: value)
+
+
+def _first_max(counts: Mapping[str, int], order: list[str]) -> str | None:
+    best: str | None = None
+    for name in order:
+        if best is None or counts[name] > counts[best]:
+            best = name
+    return best
 
 
 def _count(counts: dict[str, int], name: str | None, delta: int) -> None:

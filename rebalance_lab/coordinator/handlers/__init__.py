@@ -1,20 +1,15 @@
 """The dispatch table, built from the handler modules' own declarations (STYLE.md principle 7).
 
 Each module in :data:`HANDLER_MODULES` declares ``API_KEY`` and ``handle``; an
-optional ``VERSIONS = (min, max)`` narrows the codec's range for that API, and an
-optional ``FLAVORS`` (a set of :class:`~rebalance_lab.config.Flavor`) limits it to the
-flavors whose broker serves it (elsewhere it is not advertised and is answered
-UNSUPPORTED_VERSION, as a default 3.9 broker answers ConsumerGroupHeartbeat). The
+optional ``VERSIONS = (min, max)`` narrows the codec's range for that API. The
 ApiVersions response is derived from the same declarations.
 """
 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator.handlers import errors_response
 from rebalance_lab.coordinator.handlers.base import Handler
 from rebalance_lab.protocol.codec import codec_version_range
@@ -42,15 +37,6 @@ class HandlerSpec:
     versions: tuple[int, int]
     handle: Handler
     module: str
-    flavors: frozenset[Flavor] | None = None  # None: every flavor
-
-    def serves(self, flavor: Flavor) -> bool:
-        return self.flavors is None or flavor in self.flavors
-
-
-def advertised(table: Mapping[int, HandlerSpec], flavor: Flavor) -> Iterable[int]:
-    """The API keys a flavor's broker advertises."""
-    return [key for key, spec in table.items() if spec.serves(flavor)]
 
 
 def load_handlers(modules: tuple[str, ...] = HANDLER_MODULES) -> dict[int, HandlerSpec]:
@@ -64,9 +50,7 @@ def load_handlers(modules: tuple[str, ...] = HANDLER_MODULES) -> dict[int, Handl
         versions = tuple(getattr(module, "VERSIONS", codec))
         if key in table:
             raise RuntimeError(f"api key {key} is served by both {table[key].module} and {name}")
-        flavors = getattr(module, "FLAVORS", None)
-        table[key] = HandlerSpec(key, (int(versions[0]), int(versions[1])), module.handle, name,
-                                 None if flavors is None else frozenset(flavors))
+        table[key] = HandlerSpec(key, (int(versions[0]), int(versions[1])), module.handle, name)
         builder = getattr(module, "error_response", None)
         if builder is not None:
             errors_response.register(key, builder)

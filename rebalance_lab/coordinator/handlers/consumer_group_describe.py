@@ -1,7 +1,8 @@
 """ConsumerGroupDescribe (69), v0-1, KIP-848 (spec/kip848.md §1.4): wire <-> the consumer group core.
 
-Served by the kafka-4 flavor only. Groups another broker coordinates get NOT_COORDINATOR
-entries; v1 adds each member's ``MemberType`` (KIP-1099).
+Groups another broker coordinates get NOT_COORDINATOR entries; v1 adds each member's
+``MemberType`` (KIP-1099). A default 3.9 broker (flavor kafka-3) advertises v0 and answers
+every group UNSUPPORTED_VERSION (its consumer protocol is off).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
 
 API_KEY = 69
-FLAVORS = frozenset({Flavor.KAFKA_4})
 _ALL_GROUP_OPERATIONS = 3400  # READ, DELETE, DESCRIBE, DESCRIBE_CONFIGS, ALTER_CONFIGS: no authorizer
 
 
@@ -33,7 +33,7 @@ def _group(version: int, g: DescribedGroup, include_ops: bool) -> Any:
     members = [member(
         member_id=m.member_id, instance_id=m.instance_id, rack_id=m.rack_id, member_epoch=m.member_epoch,
         client_id=m.client_id, client_host=m.client_host, subscribed_topic_names=list(m.subscribed_topic_names),
-        subscribed_topic_regex=m.subscribed_topic_regex or None, assignment=_assignment(shape, m.assignment),
+        subscribed_topic_regex=m.subscribed_topic_regex, assignment=_assignment(shape, m.assignment),
         target_assignment=_assignment(shape, m.target_assignment), member_type=m.member_type,
     ) for m in g.members]
     ops = _ALL_GROUP_OPERATIONS if include_ops and g.error is ErrorCode.NONE else -(1 << 31)
@@ -47,6 +47,10 @@ def handle(ctx: RequestContext, request: Any) -> Any | Parked:
     group_ids = [g or "" for g in request.group_ids or ()]
     ours = tuple(g for g in group_ids if owns_group(ctx.world, ctx.broker.node_id, g))
     include_ops = bool(request.include_authorized_operations)
+    if ctx.world.config.flavor is not Flavor.KAFKA_4:
+        off = [DescribedGroup(g, ErrorCode.UNSUPPORTED_VERSION) for g in group_ids]
+        return codec.new_response(API_KEY, version, throttle_time_ms=0,
+                                  groups=[_group(version, g, include_ops) for g in off])
     service = service_of(ctx.world)
 
     def build(result: DescribeResult) -> Any:

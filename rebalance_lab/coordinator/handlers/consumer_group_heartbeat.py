@@ -1,9 +1,9 @@
 """ConsumerGroupHeartbeat (68), v0-1, KIP-848 (spec/kip848.md §1.2-1.3, §2): wire <-> the consumer group core.
 
-Served by the kafka-4 flavor only: a default 3.9 broker neither advertises it nor serves it
-(UNSUPPORTED_VERSION). Kafka validates the request before routing it to the group's shard
-(``GroupCoordinatorService.consumerGroupHeartbeat``), so an invalid request gets its
-INVALID_REQUEST even on a broker that does not coordinate the group.
+A default 3.9 broker (flavor kafka-3) advertises v0 but answers UNSUPPORTED_VERSION: its
+consumer protocol is off (``KafkaApis.isConsumerGroupProtocolEnabled``). Kafka validates the
+request before routing it to the group's shard (``GroupCoordinatorService``), so an invalid
+request gets its INVALID_REQUEST even on a broker that does not coordinate the group.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
 
 API_KEY = 68
-FLAVORS = frozenset({Flavor.KAFKA_4})
 
 
 def to_input(ctx: RequestContext, request: Any) -> ConsumerGroupHeartbeatInput:
@@ -68,9 +67,11 @@ def error_response(version: int, request: Any, code: ErrorCode) -> Any:
 
 
 def handle(ctx: RequestContext, request: Any) -> Any | Parked:
+    version = ctx.api_version
+    if ctx.world.config.flavor is not Flavor.KAFKA_4:
+        return error_response(version, request, ErrorCode.UNSUPPORTED_VERSION)
     inp = to_input(ctx, request)
     service = service_of(ctx.world)
-    version = ctx.api_version
     invalid = service.consumer.validate(inp)
     if invalid is not None:
         return to_response(version, invalid)

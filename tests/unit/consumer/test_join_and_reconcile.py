@@ -202,3 +202,27 @@ def test_partitions_carry_the_epoch_they_were_assigned_at() -> None:
     group = ctx.coordinator._core.groups["g"]  # the epochs are not in the view
     assert group.members["A"].assigned == {FOO.topic_id: dict.fromkeys(range(6), 2),
                                            BAR.topic_id: dict.fromkeys(range(3), 3)}
+
+
+def test_on_an_assignor_tie_the_range_members_plain_heartbeats_bump_the_epoch() -> None:
+    """4.4.0 compares the stored preferred assignor (``TimelineHashMap`` order) with the one recomputed for the
+    heartbeat (a ``HashMap`` copy where the member's own name was removed and put back): "range" and "uniform"
+    share a bucket, so A's re-put moves "range" behind "uniform" and every plain heartbeat of A bumps
+    (kip848_assignor_tie on a real 4.4.0 broker); B's do not."""
+    ctx = Ctx()
+    ctx.join("A", **RANGE)
+    ctx.advance(1_000)
+    ctx.join("B", server_assignor="uniform")
+    epoch = ctx.view().group_epoch
+    ctx.hb("B", ctx.member("B").member_epoch)
+    assert ctx.view().group_epoch == epoch
+    ctx.hb("A", ctx.member("A").member_epoch)
+    assert ctx.view().group_epoch == epoch + 1
+
+
+def test_a_regex_that_matches_nothing_does_not_bump_the_epoch() -> None:
+    """``handleRegularExpressionsResult`` compares with ``ResolvedRegularExpression.EMPTY``."""
+    ctx = Ctx()
+    ctx.hb("A", 0, rebalance_timeout_ms=300_000, subscribed_topic_regex="late.*", topic_partitions=())
+    assert kinds(ctx.advance(0)) == ["RegexResolved"]
+    assert ctx.view().group_epoch == 1
