@@ -17,11 +17,14 @@ from typing import Any
 import pytest
 
 from rebalance_lab.clients.assignors.types import Assignment, Subscription, TopicPartition
+from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig, GroupConfig
+from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.consumer_protocol import decode_assignment, encode_assignment, encode_subscription
 from rebalance_lab.protocol.errors import ErrorCode
 
-from .consumer_target import TOPIC, TOPICS, Member, Target, broker_target, commit, emulator_target
+from .consumer_target import START_MS, TOPIC, TOPICS, Member, Target, broker_target, commit, emulator_target
+from .consumer_target import _topic_ids as topic_ids
 from .wire import RawConnection
 
 E = ErrorCode
@@ -36,6 +39,24 @@ async def target(request: pytest.FixtureRequest) -> AsyncIterator[Target]:
             yield emulator
         return
     broker = request.getfixturevalue("kafka_broker_4")
+    yield await broker_target(broker.bootstrap)
+
+
+@pytest.fixture(params=["emulator", pytest.param("real-kafka-4", marks=pytest.mark.broker)])
+async def no_migration(request: pytest.FixtureRequest) -> AsyncIterator[Target]:
+    """A target with ``group.consumer.migration.policy=disabled``."""
+    if request.param == "emulator":
+        config = EmulatorConfig(port=0, manual_clock=True, topics=tuple(TOPICS.items()),
+                                group=GroupConfig(initial_rebalance_delay_ms=0),
+                                consumer_group=ConsumerGroupConfig(migration_policy="disabled"))
+        async with EmulatorServer(config) as server:
+            server.advance(START_MS)
+            info = server.world.cluster.brokers[0]
+            target = Target("emulator", info.host, info.port, server=server)
+            target.topic_ids = await topic_ids(target)
+            yield target
+        return
+    broker = request.getfixturevalue("kafka_brokers").get("4", {"group.consumer.migration.policy": "disabled"})
     yield await broker_target(broker.bootstrap)
 
 
@@ -290,3 +311,23 @@ async def test_a_classic_member_waiting_for_released_partitions_is_told_to_rejoi
     rejoined = await c.join()
     got = assigned((await c.sync()).assignment)
     assert rejoined.generation_id == 3 and got and got | {p for _, p in a.partitions()} == ALL
+
+
+async def test_with_migration_disabled_live_groups_keep_their_protocol_and_empty_ones_still_convert(
+        no_migration: Target) -> None:
+    target = no_migration
+    c = await Classic.connect(target, target.new_group_id())
+    await c.stable()
+    a = await target.connect()
+    fields: dict[str, Any] = dict(member_id="A", member_epoch=0, instance_id=None, rack_id=None,
+                                  rebalance_timeout_ms=30_000, subscribed_topic_names=[TOPIC],
+                                  subscribed_topic_regex=None, server_assignor=None, topic_partitions=[])
+    refused = await a.request(68, 1, group_id=c.group_id, **fields)
+    assert (refused.error_code, refused.error_message) == (E.GROUP_ID_NOT_FOUND, f"Cannot upgrade classic group "
+                                                          f"{c.group_id} to consumer group because online upgrade "
+                                                          "is disabled.")
+    await c.leave()  # now Empty: it converts whatever the policy
+    assert (await a.request(68, 1, group_id=c.group_id, **fields)).error_code == 0
+    other = await Classic.connect(target, c.group_id)
+    assert (await other.join()).error_code == E.INCONSISTENT_GROUP_PROTOCOL
+    assert (await other.join(version=3)).error_code == E.INCONSISTENT_GROUP_PROTOCOL
