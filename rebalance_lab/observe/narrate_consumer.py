@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from rebalance_lab.coordinator.consumer import migration
 from rebalance_lab.coordinator.consumer import records as c
+from rebalance_lab.coordinator.consumer.model import TEMPORARY_LEAVE_EPOCH
 from rebalance_lab.coordinator.records import GroupRecord
 
 TP = tuple[str, int]
@@ -197,6 +198,8 @@ class ConsumerNarration:
 
     def _state(self, g: _Group, rec: GroupRecord) -> list[str]:
         assert isinstance(rec, c.MemberAssignmentChanged)
+        if rec.epoch == TEMPORARY_LEAVE_EPOCH:
+            return []  # a static member away: its leave line said it all
         assigned = named(rec.assigned, rec.topic_names)
         pending = named(rec.pending_revocation, rec.topic_names)
         before = g.states.get(rec.member_id)
