@@ -17,8 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rebalance_lab.scenarios.consumer_model import consumer_from_dict, consumers_from_dict
 from rebalance_lab.scenarios.loader import member_from_dict
-from rebalance_lab.scenarios.model import MemberSpec, Scenario, Step
+from rebalance_lab.scenarios.model import ConsumerSpec, MemberSpec, Scenario, Step
 
 
 class ScenarioBuilder:
@@ -27,11 +28,17 @@ class ScenarioBuilder:
         self._group = group
         self._settings = settings
         self._members: dict[str, MemberSpec] = {}
+        self._consumers: dict[str, ConsumerSpec] = {}
         self._steps: list[Step] = []
 
     def member(self, alias: str, **spec: Any) -> ScenarioBuilder:
         """Same keys as a YAML member: client_id, protocols, topics, group_instance_id, ..."""
         self._members[alias] = member_from_dict(alias, spec, self._group)
+        return self
+
+    def consumer(self, alias: str, **spec: Any) -> ScenarioBuilder:
+        """A KIP-848 member's join values, as a YAML ``consumers:`` entry (topics, regex, instance_id, ...)."""
+        self._consumers[alias] = consumer_from_dict(alias, spec, self._group)
         return self
 
     def step(self, action: str, *members: str, **options: Any) -> ScenarioBuilder:
@@ -80,8 +87,28 @@ class ScenarioBuilder:
     def close(self, *members: str) -> ScenarioBuilder:
         return self.step("close", *members)
 
+    def cg_heartbeat(self, *members: str, **options: Any) -> ScenarioBuilder:
+        return self.step("cg_heartbeat", *members, **options)
+
+    def cg_describe(self, *groups: str, **options: Any) -> ScenarioBuilder:
+        return self.step("cg_describe", groups=list(groups) or [self._group], **options)
+
+    def create_topic(self, topic: str, partitions: int, **options: Any) -> ScenarioBuilder:
+        return self.step("create_topic", topic=topic, partitions=partitions, **options)
+
+    def create_partitions(self, topic: str, count: int, **options: Any) -> ScenarioBuilder:
+        return self.step("create_partitions", topic=topic, count=count, **options)
+
+    def delete_topic(self, topic: str, **options: Any) -> ScenarioBuilder:
+        return self.step("delete_topic", topic=topic, **options)
+
+    def api_versions(self, *keys: int) -> ScenarioBuilder:
+        return self.step("api_versions", keys=list(keys))
+
     def build(self) -> Scenario:
+        steps = tuple(self._steps)
+        consumers = {**consumers_from_dict({}, steps, self._group), **self._consumers}
         return Scenario(
-            name=self._name, group=self._group, members=dict(self._members), steps=tuple(self._steps),
+            name=self._name, group=self._group, members=dict(self._members), steps=steps, consumers=consumers,
             **self._settings,
         ).validate()

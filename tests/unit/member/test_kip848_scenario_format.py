@@ -133,3 +133,22 @@ def test_a_learnt_answer_gives_the_member_its_id_epoch_and_assignment() -> None:
     assert ctx.consumers.ids["A"] == "made-by-the-coordinator" and ctx.consumers.epochs["A"] == 2
     assert ctx.consumers.assigned["A"] == [(FOO, [0, 1])]
     assert ctx.identities.labels["made-by-the-coordinator"] == "<A>"
+
+
+def test_yaml_and_dsl_describe_the_same_kip848_scenario() -> None:
+    from rebalance_lab.scenarios import ScenarioBuilder
+
+    from_yaml = scenario_from_dict({
+        "name": "s", "topics": {"foo": 2}, "consumers": {"A": {"topics": ["foo"], "instance_id": "i1"}},
+        "steps": [{"cg_heartbeat": "A", "epoch": "join"}, {"cg_heartbeat": "B", "epoch": "join", "topics": ["foo"]},
+                  {"create_partitions": {"topic": "foo", "count": 4}}, {"cg_describe": "g"},
+                  {"api_versions": [68, 69]}],
+    })
+    from_dsl = (
+        ScenarioBuilder("s", topics={"foo": 2})
+        .consumer("A", topics=["foo"], instance_id="i1")
+        .cg_heartbeat("A", epoch="join").cg_heartbeat("B", epoch="join", topics=["foo"])
+        .create_partitions("foo", 4).cg_describe().api_versions(68, 69)
+        .build()
+    )
+    assert from_dsl == from_yaml
