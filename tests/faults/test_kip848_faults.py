@@ -17,6 +17,7 @@ import pytest
 from rebalance_lab.api import ConsumerGroupView, Emulator
 from rebalance_lab.coordinator.classic.admin import NotFound
 from rebalance_lab.protocol.errors import ErrorCode
+from rebalance_lab.replay.local import run_local
 from tests.support.kip848_light import LightConsumer, reconcile
 
 SESSION_MS = 45_000  # group.consumer.session.timeout.ms default
@@ -107,9 +108,13 @@ async def test_errors_for_the_next_n_consumer_group_heartbeats_leave_the_group_u
     answer = await a.heartbeat()
     assert answer.error_code == ErrorCode.FENCED_MEMBER_EPOCH and view_of(emu).member(a.member_id) is not None
     fired = [r for r in rows(emu) if r["event_type"] == "FAULT_FIRED"]
+    assert all("group_kind" not in r for r in fired)  # a fault row names no kind: the group's own rows do
     assert [(r["detail"]["api"], r["detail"]["error"]) for r in fired] == [  # type: ignore[index]
         ("ConsumerGroupHeartbeat", 15), ("ConsumerGroupHeartbeat", 15), ("ConsumerGroupHeartbeat", 110)]
     await a.close()
+    assert emu.config.record_path is not None
+    (summary,) = run_local([emu.config.record_path]).tables["group_summary"]
+    assert summary["group_kind"] == "consumer"  # the replay reads it as a consumer group, faults and all
 
 
 async def test_the_manual_clock_expires_a_silent_member_exactly_at_its_session_timeout(emu: Emulator) -> None:
