@@ -127,7 +127,8 @@ def render(results: list[Result], not_speaking: dict[str, str], when: datetime.d
         "",
         "The same scenario (3 members, `a` leaves, `b` is SIGKILLed, every record consumed) with the clients "
         "whose pinned release speaks the consumer protocol, against the emulator (flavor kafka-4) and a real "
-        "Kafka 4.4.0 broker. The broker assigns (`uniform`) and owns the timing: both targets run with "
+        "Kafka 4.4.0 broker. The broker assigns (`uniform`, and `range` for one more confluent-kafka run) and "
+        "owns the timing: both targets run with "
         "`group.consumer.session.timeout.ms=6000` (minimum 3000) and `group.consumer.heartbeat.interval.ms=500` "
         "(minimum 500), so `b` is fenced 6 s after its last heartbeat. A client passes when ConsumerGroupDescribe "
         "shows a Stable group of 3, 2 and then 1 members, each at the group epoch, the members' own assignments "
