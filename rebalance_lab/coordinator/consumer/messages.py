@@ -39,7 +39,7 @@ class HeartbeatResult:
     member_epoch: int = 0
     heartbeat_interval_ms: int = 0
     assignment: dict[uuid.UUID, tuple[int, ...]] | None = None
-    # an empty classic group of this id must be deleted first (it becomes a consumer group)
+    # the classic group of this id (Empty, or live and upgraded online) gives way: GroupRouting converts it out
     deletes_classic_group: bool = False
 
     @classmethod
