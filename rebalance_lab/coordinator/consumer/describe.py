@@ -38,8 +38,8 @@ def describe(core: Core, inp: DescribeInput, topics: TopicsImage) -> DescribeRes
 
 
 def described(core: Core, group: ConsumerGroup, topics: TopicsImage) -> DescribedGroup:
-    """``ConsumerGroup.asDescribedGroup``."""
-    members = tuple(_member(m, group.target.get(m.member_id, {}), topics) for m in group.members.values())
+    """``ConsumerGroup.asDescribedGroup``: members in the order of Kafka's member map (``TimelineHashMap``)."""
+    members = tuple(_member(group.members[m], group.target.get(m, {}), topics) for m in group.member_order)
     return DescribedGroup(group.group_id, ErrorCode.NONE, None, group.state.value, group.group_epoch,
                           group.assignment_epoch, group.preferred_assignor() or core.default_assignor(), members)
 
