@@ -26,8 +26,17 @@ class Clients:
         self.epoch: dict[str, int] = {}
         self.owned: dict[str, dict[uuid.UUID, tuple[int, ...]]] = {}
 
-    def join(self, m: str, topics: tuple[str, ...]) -> None:
-        self._took(m, self.ctx.join(m, topics))
+    def join(self, m: str, topics: tuple[str, ...], instance: str | None = None) -> None:
+        r = self.ctx.join(m, topics, instance_id=instance)
+        if r.error == ErrorCode.UNRELEASED_INSTANCE_ID:
+            return  # the instance is still held (by this member, active): a client retries later
+        self._took(m, r)
+
+    def temporary_leave(self, m: str) -> None:
+        """A static member's -2: it keeps its partitions on the coordinator, the client drops them."""
+        if m in self.epoch and self.ctx.member(m).instance_id is not None:
+            assert self.ctx.leave(m, -2, instance_id=self.ctx.member(m).instance_id).error == ErrorCode.NONE
+            self.forget(m)
 
     def heartbeat(self, m: str, ack: bool) -> None:
         if m not in self.epoch:
@@ -56,7 +65,7 @@ class Clients:
         self.owned.pop(m, None)
 
 
-ops = st.lists(st.tuples(st.sampled_from(["join", "join2", "hb", "ack", "leave", "wait", "grow"]),
+ops = st.lists(st.tuples(st.sampled_from(["join", "join2", "static", "away", "hb", "ack", "leave", "wait", "grow"]),
                          st.sampled_from(MEMBERS), st.integers(0, 50_000)), max_size=40)
 
 
@@ -75,6 +84,10 @@ def check_invariants(ctx: Ctx) -> None:
 
 
 def converge(ctx: Ctx, clients: Clients) -> None:
+    """Static members that left with -2 come back; then every member heartbeats, acking what it owns."""
+    for member in ctx.view().members:
+        if member.member_epoch == -2:
+            clients.join(member.member_id, member.subscribed_topic_names, member.instance_id)
     ctx.advance(1_000)  # past the assignment interval
     for _ in range(6):
         for m in list(clients.epoch):
@@ -85,29 +98,37 @@ def converge(ctx: Ctx, clients: Clients) -> None:
         assert member.assigned == member.target and member.pending_revocation == {}
 
 
-@settings(max_examples=150, deadline=None)
+JOINS = {"join": (("foo",), None), "join2": (("foo", "bar"), None), "static": (("foo",), "i-")}
+
+
+def step(ctx: Ctx, clients: Clients, kind: str, m: str, ms: int) -> None:
+    if kind in JOINS and m not in clients.epoch:
+        topics, instance = JOINS[kind]
+        clients.join(m, topics, None if instance is None else instance + m)
+    elif kind == "away":
+        clients.temporary_leave(m)
+    elif kind in ("hb", "ack"):
+        clients.heartbeat(m, ack=kind == "ack")
+    elif kind == "leave":
+        clients.leave(m)
+    elif kind == "wait":
+        for record in ctx.advance(ms):
+            gone = getattr(record, "member_id", None)
+            if type(record).__name__ == "MemberFenced" and gone is not None:
+                clients.forget(gone)
+    elif kind == "grow":
+        current = ctx.topics.by_name["foo"]  # partitions only ever grow
+        ctx.set_topics(grown(current, current.num_partitions + 1 + ms % 2), BAR)
+
+
+@settings(max_examples=300, deadline=None)
 @given(ops, st.booleans())
 def test_random_operations_keep_the_invariants_and_all_members_reconcile(steps: list[Op], immediate: bool) -> None:
     ctx = Ctx(ConsumerGroupConfig(assignment_interval_ms=0 if immediate else 1_000))
     clients = Clients(ctx)
     for kind, m, ms in steps:
-        if kind == "join" and m not in clients.epoch:
-            clients.join(m, ("foo",))
-        elif kind == "join2" and m not in clients.epoch:
-            clients.join(m, ("foo", "bar"))
-        elif kind in ("hb", "ack"):
-            clients.heartbeat(m, ack=kind == "ack")
-        elif kind == "leave":
-            clients.leave(m)
-        elif kind == "wait":
-            for record in ctx.advance(ms):
-                gone = getattr(record, "member_id", None)
-                if type(record).__name__ == "MemberFenced" and gone is not None:
-                    clients.forget(gone)
-        elif kind == "grow":
-            current = ctx.topics.by_name["foo"]  # partitions only ever grow
-            ctx.set_topics(grown(current, current.num_partitions + 1 + ms % 2), BAR)
+        step(ctx, clients, kind, m, ms)
         check_invariants(ctx)
-    if clients.epoch:
+    if ctx.coordinator.group("g") is not None:
         converge(ctx, clients)
         check_invariants(ctx)
