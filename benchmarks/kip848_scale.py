@@ -150,8 +150,7 @@ class CoreGroup:
                 if m.owned != m.told:
                     owned, m.told = tuple(m.owned.items()), dict(m.owned)
                 changed |= self.heartbeat(m, topic_partitions=owned)
-            view = self.coordinator.group("g")
-            if not changed and view is not None and view.state == "Stable":
+            if not changed and (view := self.coordinator.group("g")) is not None and view.state == "Stable":
                 return rounds
         raise RuntimeError(f"the in-process group of {len(self.members)} did not reconcile in {MAX_ROUNDS} rounds")
 
