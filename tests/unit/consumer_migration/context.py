@@ -122,11 +122,19 @@ class MixedCtx:
     def sync(self, member_id: str, generation: int, *, assignments: Mapping[str, bytes] | None = None,
              protocol_name: str | None = "range", protocol_type: str | None = "consumer",
              instance: str | None = None) -> SyncGroupResult:
-        inp = SyncGroupInput(G, member_id, generation, instance, protocol_type, protocol_name,
-                             tuple((assignments or {}).items()))
-        result = self.replies[self._send(self.routing.sync_group, inp)]
+        result = self.replies[self.send_sync(member_id, generation, assignments=assignments,
+                                             protocol_name=protocol_name, protocol_type=protocol_type,
+                                             instance=instance)]
         assert isinstance(result, SyncGroupResult)
         return result
+
+    def send_sync(self, member_id: str, generation: int, *, assignments: Mapping[str, bytes] | None = None,
+                  protocol_name: str | None = "range", protocol_type: str | None = "consumer",
+                  instance: str | None = None) -> Hashable:
+        """A SyncGroup whose answer may be parked (a follower ahead of its classic leader)."""
+        inp = SyncGroupInput(G, member_id, generation, instance, protocol_type, protocol_name,
+                             tuple((assignments or {}).items()))
+        return self._send(self.routing.sync_group, inp)
 
     def heartbeat(self, member_id: str, generation: int, instance: str | None = None) -> ErrorCode:
         result = self.replies[self._send(self.routing.heartbeat, HeartbeatInput(G, member_id, generation, instance))]
