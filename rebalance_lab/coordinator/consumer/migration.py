@@ -130,7 +130,7 @@ class GroupDowngraded(ConsumerRecord):
 
 
 def upgrade_group(core: Core, classic: ClassicPort, group_id: str, topics: TopicsImage, p: Pending) -> ConsumerGroup:
-    """A consumer-protocol join on a live classic group: the converted group (the service then converts the
+    """A consumer-protocol join on a live classic group: the converted group (``GroupRouting`` then converts the
     classic group out, answering its parked requests REBALANCE_IN_PROGRESS)."""
     state = classic.export_group(group_id)
     assert state is not None and state.members  # the caller saw a non-empty classic group
