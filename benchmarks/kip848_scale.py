@@ -29,9 +29,10 @@ Two parts:
      window of requests in flight per connection; every answer must be error-free;
    * then every member leaves (epoch -1).
 
-   Prints each figure per target and the ratios (broker time / emulator time, emulator rate /
-   broker rate: goal > 1 at both sizes). The emulator's own CPU per wire heartbeat is read from
-   /proc.
+   Each target first serves an unreported warm-up group (for the JVM's JIT). Prints each figure per
+   target and the ratios (broker time / emulator time, emulator rate / broker rate: goal > 1 at
+   both sizes), and each server's CPU time (from /proc: the emulator's process, the broker
+   container's processes), which a busy machine disturbs less than the wall-clock figures.
 """
 
 from __future__ import annotations
@@ -583,6 +584,12 @@ def _line(run: WireRun) -> str:
             f"{run.rate:9,.0f} heartbeats/s ({run.requests:,} answered){cpu[1]}")
 
 
+def warm_up(bootstrap: str, sizes: list[int], connections: int) -> None:
+    """An unreported group first (a fifth of the smallest size, 1 s of heartbeats): the broker's JIT compiles
+    the paths the measured groups take, and both targets have served the topic once."""
+    asyncio.run(wire_run("warm-up", bootstrap, max(2, sizes[0] // 5), connections, 1.0, None))
+
+
 def wire_part(sizes: list[int], partitions: int, connections: int, seconds: float, broker_jvm: str | None) -> None:
     print(f"== over the wire (one topic of {partitions} partitions; {connections} connections; "
           f"{seconds:g} s of plain heartbeats; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores) ==",
@@ -591,6 +598,7 @@ def wire_part(sizes: list[int], partitions: int, connections: int, seconds: floa
     emulator = EmulatorProcess()
     try:
         asyncio.run(create_topic(emulator.bootstrap, partitions))
+        warm_up(emulator.bootstrap, sizes, connections)
         for n in sizes:
             run = asyncio.run(wire_run("emulator", emulator.bootstrap, n, connections, seconds, emulator.proc.pid))
             runs["emulator", n] = run
@@ -601,6 +609,7 @@ def wire_part(sizes: list[int], partitions: int, connections: int, seconds: floa
     if broker_jvm is not None:
         with broker_target(broker_jvm) as (bootstrap, pid):
             asyncio.run(create_topic(bootstrap, partitions))
+            warm_up(bootstrap, sizes, connections)
             for n in sizes:
                 run = asyncio.run(wire_run("kafka", bootstrap, n, connections, seconds, pid))
                 runs["kafka", n] = run
