@@ -70,6 +70,8 @@ def throw_if_full(core: Core, group: ConsumerGroup, member_id: str, instance_id:
 
 def with_request(member: ConsumerMember, inp: ConsumerGroupHeartbeatInput) -> ConsumerMember:
     """``ConsumerGroupMember.Builder.maybeUpdate*``: a null field keeps the stored value."""
+    if _changes_nothing(member, inp):
+        return member
     return replace(
         member,
         instance_id=inp.instance_id if inp.instance_id is not None else member.instance_id,
@@ -85,6 +87,14 @@ def with_request(member: ConsumerMember, inp: ConsumerGroupHeartbeatInput) -> Co
     )
 
 
+def _changes_nothing(member: ConsumerMember, inp: ConsumerGroupHeartbeatInput) -> bool:
+    """A plain heartbeat (every optional field null, the same client): the member as it is."""
+    return (inp.instance_id is None and inp.rack_id is None and inp.rebalance_timeout_ms == -1
+            and inp.server_assignor is None and inp.subscribed_topic_names is None
+            and inp.subscribed_topic_regex is None and inp.client_id == member.client_id
+            and inp.client_host == member.client_host and member.classic_member_metadata is None)
+
+
 def heartbeat(core: Core, now_ms: int, inp: ConsumerGroupHeartbeatInput, topics: TopicsImage,
               p: Pending) -> HeartbeatResult:
     group, replaces_classic = group_for_heartbeat(core, inp.group_id, inp.member_epoch == 0, p, topics)
@@ -96,7 +106,7 @@ def heartbeat(core: Core, now_ms: int, inp: ConsumerGroupHeartbeatInput, topics:
     is_new = member.member_id not in group.members and not any(isinstance(r, StaticMemberReplaced) for r in p.records)
     names_changed = _record_metadata(group, member, updated, is_new, p)
     regexes = _update_regexes(core, group, member, updated, topics, p)
-    assignor_changed = _preferred(core, group) != _preferred(core, group, member, updated)
+    assignor_changed = _assignor_changed(core, group, member, updated)
     bump = names_changed or regexes.status is regex.RegexStatus.REGEX_UPDATED_AND_RESOLVED or assignor_changed
     epoch, sub_type = group.group_epoch, subscriptions.current_type(group)
     if bump or group.has_metadata_expired(now_ms):
@@ -121,6 +131,16 @@ def _preferred(core: Core, group: ConsumerGroup, old: ConsumerMember | None = No
     return group.preferred_assignor(old, new) or core.default_assignor()
 
 
+def _assignor_changed(core: Core, group: ConsumerGroup, member: ConsumerMember, updated: ConsumerMember) -> bool:
+    """``hasPreferredServerAssignorChanged``. When the member keeps its assignor the counts do not change, and
+    only a tie can make the two orders disagree: without one the answer is known without building them."""
+    counts = group.server_assignors
+    if member.server_assignor == updated.server_assignor and (
+            len(counts) < 2 or list(counts.values()).count(max(counts.values())) == 1):
+        return False
+    return _preferred(core, group) != _preferred(core, group, member, updated)
+
+
 def _record_metadata(group: ConsumerGroup, member: ConsumerMember, updated: ConsumerMember, is_new: bool,
                      p: Pending) -> bool:
     """``hasMemberSubscriptionChanged``: a metadata record when anything changed; True when the names did."""
@@ -133,6 +153,8 @@ def _record_metadata(group: ConsumerGroup, member: ConsumerMember, updated: Cons
 
 def _update_regexes(core: Core, group: ConsumerGroup, member: ConsumerMember, updated: ConsumerMember,
                     topics: TopicsImage, p: Pending) -> regex.RegexUpdate:
+    if member.subscribed_topic_regex == updated.subscribed_topic_regex and not group.subscribed_regexes:
+        return regex.NO_UPDATE  # no regex in the group and none asked for: nothing to refresh
     key = (TimerKind.REGEX, group.group_id, "")
     policy = regex.RefreshPolicy(p.now_ms, core.config.regex_refresh_interval_ms, topics.new_topics_version,
                                  core.timers.is_scheduled(key))

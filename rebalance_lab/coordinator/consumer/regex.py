@@ -108,6 +108,9 @@ class RegexUpdate:
         return self.status is not RegexStatus.NO_CHANGE
 
 
+NO_UPDATE = RegexUpdate(RegexStatus.NO_CHANGE, None, None)
+
+
 @dataclass(frozen=True)
 class RefreshPolicy:
     now_ms: int
