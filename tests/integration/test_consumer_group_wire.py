@@ -117,3 +117,14 @@ async def test_kafka_4_advertises_both_apis_at_v0_to_v1() -> None:
         keys = {k.api_key: (k.min_version, k.max_version) for k in versions.api_keys}
         assert (keys.get(HEARTBEAT), keys.get(DESCRIBE)) == ((0, 1), (0, 1))
         await conn.close()
+
+
+async def test_describe_answers_an_empty_group_id_invalid_group_id_first(server: EmulatorServer) -> None:
+    """``GroupCoordinatorService.consumerGroupDescribe``: the empty id is answered before the shards' results."""
+    conn = await connect(server)
+    await join(conn, "A")
+    described = await conn.request(DESCRIBE, 1, group_ids=["g", ""])
+    empty, group = described.groups
+    assert (empty.group_id, empty.error_code, empty.error_message) == ("", ErrorCode.INVALID_GROUP_ID, None)
+    assert (group.group_id, group.error_code) == ("g", ErrorCode.NONE)
+    await conn.close()

@@ -44,18 +44,21 @@ def _group(version: int, g: DescribedGroup, include_ops: bool) -> Any:
 
 def handle(ctx: RequestContext, request: Any) -> Any | Parked:
     version = ctx.api_version
-    group_ids = [g or "" for g in request.group_ids or ()]
+    requested = [g or "" for g in request.group_ids or ()]
+    # GroupCoordinatorService.consumerGroupDescribe: an empty id is INVALID_GROUP_ID, answered ahead of the rest
+    empty = [DescribedGroup("", ErrorCode.INVALID_GROUP_ID) for g in requested if not g]
+    group_ids = [g for g in requested if g]
     ours = tuple(g for g in group_ids if owns_group(ctx.world, ctx.broker.node_id, g))
     include_ops = bool(request.include_authorized_operations)
     if ctx.world.config.flavor is not Flavor.KAFKA_4:
-        off = [DescribedGroup(g, ErrorCode.UNSUPPORTED_VERSION) for g in group_ids]
+        off = [DescribedGroup(g, ErrorCode.UNSUPPORTED_VERSION) for g in requested]  # KafkaApis, in request order
         return codec.new_response(API_KEY, version, throttle_time_ms=0,
                                   groups=[_group(version, g, include_ops) for g in off])
     service = service_of(ctx.world)
 
     def build(result: DescribeResult) -> Any:
         found = {g.group_id: g for g in result.groups}
-        groups = [found.get(g) or DescribedGroup(g, ErrorCode.NOT_COORDINATOR) for g in group_ids]
+        groups = empty + [found.get(g) or DescribedGroup(g, ErrorCode.NOT_COORDINATOR) for g in group_ids]
         return codec.new_response(API_KEY, version, throttle_time_ms=0,
                                   groups=[_group(version, g, include_ops) for g in groups])
 
