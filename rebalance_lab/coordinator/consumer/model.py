@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum, StrEnum
 
 from rebalance_lab.clients.assignors.java_hashmap import JavaHashMap, string_hash
@@ -25,8 +25,6 @@ from rebalance_lab.coordinator.consumer.assignors.java_order import TimelineKeyO
 Partitions = Mapping[uuid.UUID, frozenset[int]]  # a target assignment
 EpochMap = Mapping[uuid.UUID, Mapping[int, int]]  # assigned partitions with their assignment epochs
 NO_PARTITIONS: Mapping[uuid.UUID, frozenset[int]] = {}
-NO_EPOCHS: Mapping[uuid.UUID, Mapping[int, int]] = {}
-LEAVE_EPOCH = -1
 TEMPORARY_LEAVE_EPOCH = -2
 MAX_INT = 2_147_483_647
 
@@ -90,9 +88,6 @@ class ConsumerMember:
         return (self.instance_id, self.rack_id, self.client_id, self.client_host, self.subscribed_topic_names,
                 self.subscribed_topic_regex, self.server_assignor, self.rebalance_timeout_ms,
                 self.classic_member_metadata)
-
-    def with_id(self, member_id: str) -> ConsumerMember:
-        return replace(self, member_id=member_id)
 
 
 @dataclass
