@@ -29,10 +29,11 @@ import kafka.protocol.producer.produce
 import kafka.protocol.producer.transaction  # noqa: F401
 from kafka.protocol.api_message import ApiMessage
 
-from rebalance_lab.protocol import own_messages
+from rebalance_lab.protocol import heartbeat_codec, own_messages
 from rebalance_lab.protocol.errors import MalformedRequest
 
 _HEADER = struct.Struct(">hhi")
+_HEARTBEAT_KEY = struct.pack(">h", heartbeat_codec.API_KEY)
 
 
 def _all_message_classes() -> list[Any]:
@@ -124,7 +125,22 @@ def known_api_keys() -> list[int]:
 
 
 def decode_request(payload: bytes) -> DecodedRequest:
-    """Decode an unframed request (header + body). Raises MalformedRequest."""
+    """Decode an unframed request (header + body). Raises MalformedRequest.
+
+    ConsumerGroupHeartbeat takes :mod:`heartbeat_codec`'s fast path (its body is then a
+    ``heartbeat_codec.HeartbeatRequest``) unless the input is unusual; everything else, and
+    every verdict on malformed input, comes from kafka-python's generated decoders.
+    """
+    if payload[:2] == _HEARTBEAT_KEY:
+        fast = heartbeat_codec.decode_request(payload)
+        if fast is not None:
+            correlation_id, client_id, fast_body = fast
+            return DecodedRequest(heartbeat_codec.API_KEY, fast_body.version, correlation_id, client_id, fast_body)
+    return decode_request_generic(payload)
+
+
+def decode_request_generic(payload: bytes) -> DecodedRequest:
+    """:func:`decode_request` without the fast paths (tests compare the two)."""
     header = peek_header(payload)
     cls = _REQUESTS.get(header.api_key)
     if cls is None:
@@ -155,6 +171,8 @@ def new_response(api_key: int, version: int, **fields: Any) -> Any:
 
 def encode_response(response: Any, correlation_id: int) -> bytes:
     """Frame a response body with its header (the header version follows the body's)."""
+    if type(response) is heartbeat_codec.HeartbeatResponse:
+        return heartbeat_codec.encode_response(response, correlation_id)
     response.with_header(correlation_id=correlation_id)
     return bytes(response.encode(header=True, framed=True))
 
@@ -181,6 +199,7 @@ def data_class(message_type: Any, name: str) -> Any:
 
 def encode_body(message: Any, version: int) -> bytes:
     """A message body without header or frame (golden-byte tests, embedded payloads)."""
+    message = generic(message)
     if getattr(message, "_header", None) is None:
         message._header = None  # bodies decoded without a header lack the slot encode() reads
     return bytes(message.encode(version=version))
@@ -189,3 +208,35 @@ def encode_body(message: Any, version: int) -> bytes:
 def decode_body(message_type: Any, version: int, data: bytes) -> Any:
     """A message body without header or frame."""
     return message_type.decode(bytes(data), version=version)
+
+
+def _topic_partitions(owner: Any, topics: list[heartbeat_codec.TopicPartitions]) -> list[Any]:
+    shape = owner.TopicPartitions
+    return [shape(topic_id=t.topic_id, partitions=list(t.partitions)) for t in topics]
+
+
+def generic(message: Any) -> Any:
+    """kafka-python's object for a fast-path heartbeat body (any other message is returned as is)."""
+    if isinstance(message, heartbeat_codec.HeartbeatRequest):
+        cls = _REQUESTS[heartbeat_codec.API_KEY]
+        owned = message.topic_partitions
+        return cls[message.version](
+            group_id=message.group_id, member_id=message.member_id, member_epoch=message.member_epoch,
+            instance_id=message.instance_id, rack_id=message.rack_id,
+            rebalance_timeout_ms=message.rebalance_timeout_ms,
+            subscribed_topic_names=None if message.subscribed_topic_names is None
+            else list(message.subscribed_topic_names),
+            subscribed_topic_regex=message.subscribed_topic_regex, server_assignor=message.server_assignor,
+            topic_partitions=None if owned is None else _topic_partitions(cls, owned),
+        )
+    if isinstance(message, heartbeat_codec.HeartbeatResponse):
+        cls = _RESPONSES[heartbeat_codec.API_KEY]
+        assignment = message.assignment
+        return cls[message.version](
+            throttle_time_ms=message.throttle_time_ms, error_code=message.error_code,
+            error_message=message.error_message, member_id=message.member_id, member_epoch=message.member_epoch,
+            heartbeat_interval_ms=message.heartbeat_interval_ms,
+            assignment=None if assignment is None
+            else cls.Assignment(topic_partitions=_topic_partitions(cls.Assignment, assignment.topic_partitions)),
+        )
+    return message

@@ -16,8 +16,8 @@ from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatIn
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
 from rebalance_lab.coordinator.routing import check_coordinator
-from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
+from rebalance_lab.protocol.heartbeat_codec import Assignment, HeartbeatResponse, TopicPartitions
 
 API_KEY = 68
 
@@ -47,18 +47,13 @@ def _uuid(value: Any) -> uuid.UUID:
     return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
 
 
-def to_response(version: int, result: HeartbeatResult) -> Any:
+def to_response(version: int, result: HeartbeatResult) -> HeartbeatResponse:
+    """The fast codec's response object (``codec.encode_response`` writes it; ``codec.generic`` converts it)."""
     assignment = None
     if result.assignment is not None:
-        shape = codec.data_class(codec.response_type(API_KEY), "Assignment")
-        topic = codec.data_class(shape, "TopicPartitions")
-        assignment = shape(topic_partitions=[topic(topic_id=t, partitions=list(ps))
-                                             for t, ps in result.assignment.items()])
-    return codec.new_response(
-        API_KEY, version, throttle_time_ms=0, error_code=int(result.error), error_message=result.error_message,
-        member_id=result.member_id, member_epoch=result.member_epoch,
-        heartbeat_interval_ms=result.heartbeat_interval_ms, assignment=assignment,
-    )
+        assignment = Assignment([TopicPartitions(t, list(ps)) for t, ps in result.assignment.items()])
+    return HeartbeatResponse(version, 0, int(result.error), result.error_message, result.member_id,
+                             result.member_epoch, result.heartbeat_interval_ms, assignment)
 
 
 def error_response(version: int, request: Any, code: ErrorCode) -> Any:
