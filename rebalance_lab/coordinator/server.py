@@ -4,8 +4,9 @@ All protocol logic lives in handler modules and the sans-I/O components they
 call (STYLE.md principle 1). This module only
 
 * listens on one loopback port per emulated broker;
-* reads a frame, dispatches it, writes the response, and only then reads the
-  connection's next frame (principle 5: clients pipeline and rely on order);
+* reads what a connection sent and takes its complete frames in turn: each is
+  dispatched and answered before the next is processed (principle 5: clients
+  pipeline and rely on order); the answers of one read leave in one write;
 * closes a connection that sends a malformed, oversized or unknown request,
   with a log line, never disturbing other connections (Kafka does the same);
 * arms a single timer for the earliest deadline any component has.
@@ -19,7 +20,6 @@ import inspect
 import itertools
 import logging
 import socket
-import struct
 from collections.abc import Callable
 from typing import Any
 
@@ -27,6 +27,7 @@ from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator import group_service, offsets_service
 from rebalance_lab.coordinator.clock import Clock
 from rebalance_lab.coordinator.cluster import BrokerInfo
+from rebalance_lab.coordinator.framing import FrameBuffer, FrameError
 from rebalance_lab.coordinator.handlers import HandlerSpec, load_handlers
 from rebalance_lab.coordinator.handlers.api_versions import API_KEY as API_VERSIONS_KEY
 from rebalance_lab.coordinator.handlers.api_versions import unsupported_version_response
@@ -38,7 +39,7 @@ from rebalance_lab.protocol.errors import ErrorCode, KafkaError, MalformedReques
 from rebalance_lab.protocol.versions import VersionTable
 
 log = logging.getLogger("rebalance_lab.server")
-_SIZE = struct.Struct(">i")
+_READ_SIZE = 256 * 1024  # one read takes every pipelined request already received
 
 WorldHook = Callable[[World], None]
 RequestObserver = Callable[[int, int, str], None]  # (api_key, api_version, client_id)
@@ -46,6 +47,33 @@ RequestObserver = Callable[[int, int, str], None]  # (api_key, api_version, clie
 
 class ConnectionClosed(Exception):
     """The server decided to close a connection (the reason is logged)."""
+
+
+class _Output:
+    """A connection's responses, in request order, leaving in one write per batch of pipelined requests.
+
+    ``add`` also schedules a flush for the loop's next turn, so if a later request of the batch
+    parks (a JoinGroup waiting for its group), the answers before it leave without waiting for it.
+    """
+
+    def __init__(self, writer: asyncio.StreamWriter, loop: asyncio.AbstractEventLoop) -> None:
+        self._writer = writer
+        self._loop = loop
+        self._pending: list[bytes] = []
+        self._scheduled = False
+
+    def add(self, response: bytes) -> None:
+        self._pending.append(response)
+        if not self._scheduled:
+            self._scheduled = True
+            self._loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._scheduled = False
+        pending = self._pending
+        if pending and not self._writer.is_closing():
+            self._writer.write(pending[0] if len(pending) == 1 else b"".join(pending))
+        pending.clear()
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -249,37 +277,30 @@ class EmulatorServer:
     ) -> None:
         peer = writer.get_extra_info("peername")
         host = f"/{peer[0]}" if peer else "/127.0.0.1"
+        assert self._loop is not None
+        out = _Output(writer, self._loop)
+        frames = FrameBuffer(self.config.max_request_bytes)
         try:
             while True:
-                payload = await self._read_frame(reader, cid)
-                if payload is None:
+                chunk = await reader.read(_READ_SIZE)
+                if not chunk:
+                    frames.check_end()
                     return
-                response = await self._process(cid, node, host, payload)
-                if response is not None:
-                    writer.write(response)
-                    await writer.drain()
-                self._arm_timer()
-        except ConnectionClosed as exc:
+                frames.feed(chunk)
+                # Every complete frame of the chunk in turn, each answered before the next is
+                # processed; the answers leave together (or before a request that has to wait).
+                while (payload := frames.next_frame()) is not None:
+                    response = await self._process(cid, node, host, payload)
+                    if response is not None:
+                        out.add(response)
+                    self._arm_timer()
+                out.flush()
+                await writer.drain()
+        except (ConnectionClosed, FrameError) as exc:
+            out.flush()  # the answers to the requests before the bad one still go out, in order
             log.warning("closing connection %d from %s to broker %d: %s", cid, host, node.node_id, exc)
         except (ConnectionError, asyncio.IncompleteReadError):
             return
-
-    async def _read_frame(self, reader: asyncio.StreamReader, cid: int) -> bytes | None:
-        try:
-            head = await reader.readexactly(4)
-        except asyncio.IncompleteReadError as exc:
-            if exc.partial:
-                raise ConnectionClosed(f"truncated frame size ({len(exc.partial)} of 4 bytes)") from exc
-            return None
-        (size,) = _SIZE.unpack(head)
-        if size < 0 or size > self.config.max_request_bytes:
-            raise ConnectionClosed(
-                f"frame of {size} bytes is outside 0..{self.config.max_request_bytes} (socket.request.max.bytes)"
-            )
-        try:
-            return await reader.readexactly(size)
-        except asyncio.IncompleteReadError as exc:
-            raise ConnectionClosed(f"truncated frame: got {len(exc.partial)} of {size} bytes") from exc
 
     async def _process(self, cid: int, node: BrokerNode, host: str, payload: bytes) -> bytes | None:
         try:
