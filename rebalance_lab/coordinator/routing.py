@@ -6,6 +6,8 @@ The coordinator of a group is the leader of ``__consumer_offsets`` partition
 
 from __future__ import annotations
 
+import functools
+
 from rebalance_lab.coordinator.cluster import BrokerInfo
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
@@ -25,6 +27,7 @@ def java_utils_abs(n: int) -> int:
     return 0 if n == -(1 << 31) else abs(n)
 
 
+@functools.lru_cache(maxsize=4096)  # every group request asks; a heartbeat path must not rehash the id each time
 def partition_for(group_id: str, num_partitions: int) -> int:
     return java_utils_abs(java_string_hash(group_id)) % num_partitions
 

@@ -293,7 +293,7 @@ class EmulatorServer:
                     response = await self._process(cid, node, host, payload)
                     if response is not None:
                         out.add(response)
-                    self._arm_timer()
+                self._arm_timer()  # once per read: no timer can fire while the batch runs without a pause
                 out.flush()
                 await writer.drain()
         except (ConnectionClosed, FrameError) as exc:
@@ -338,6 +338,7 @@ class EmulatorServer:
         if faults is None:
             body = await self._dispatch(spec, ctx, request.body)
         else:
+            self._arm_timer()  # a fault may pause this request: the timers of the ones before it stay armed
             body = await faults.serve(ctx, request.body, lambda: self._dispatch(spec, ctx, request.body))
         if body is None:
             return None  # e.g. Produce with acks=0 has no response
@@ -349,6 +350,7 @@ class EmulatorServer:
             if isinstance(result, Parked):
                 result = await self._await_parked(result)
             elif inspect.isawaitable(result):
+                self._arm_timer()  # as for a parked reply: a long poll must not hold back the batch's timers
                 result = await result
             return result
         except KafkaError as exc:
