@@ -8,8 +8,6 @@ inverted target) follow every member change.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from rebalance_lab.coordinator.consumer import records as r
 from rebalance_lab.coordinator.consumer.model import (
     ConsumerGroup,
@@ -20,6 +18,7 @@ from rebalance_lab.coordinator.consumer.model import (
     ResolvedRegex,
     SubscriptionCount,
     count,
+    evolve,
 )
 from rebalance_lab.coordinator.records import GroupRecord
 
@@ -49,7 +48,7 @@ def apply(group: ConsumerGroup, record: GroupRecord) -> None:
 
 
 def _with_metadata(member: ConsumerMember, source: ConsumerMember) -> ConsumerMember:
-    return replace(member, instance_id=source.instance_id, rack_id=source.rack_id, client_id=source.client_id,
+    return evolve(member, instance_id=source.instance_id, rack_id=source.rack_id, client_id=source.client_id,
                    client_host=source.client_host, subscribed_topic_names=source.subscribed_topic_names,
                    subscribed_topic_regex=source.subscribed_topic_regex, server_assignor=source.server_assignor,
                    rebalance_timeout_ms=source.rebalance_timeout_ms,
@@ -58,7 +57,7 @@ def _with_metadata(member: ConsumerMember, source: ConsumerMember) -> ConsumerMe
 
 def _apply_assignment(group: ConsumerGroup, record: r.MemberAssignmentChanged) -> None:
     old = group.members.get(record.member_id) or ConsumerMember(record.member_id)
-    new = replace(old, member_epoch=record.epoch, previous_member_epoch=record.previous_epoch,
+    new = evolve(old, member_epoch=record.epoch, previous_member_epoch=record.previous_epoch,
                   state=MemberState[record.state], assigned=record.assigned,
                   pending_revocation=record.pending_revocation)
     update_member(group, old if record.member_id in group.members else None, new)

@@ -13,13 +13,18 @@ the group only when every step succeeded.
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from rebalance_lab.coordinator.consumer import members, migration, regex, subscriptions, target
 from rebalance_lab.coordinator.consumer.assignors import SubscriptionType
 from rebalance_lab.coordinator.consumer.context import Core, Pending, TimerKind, TimerPayload
 from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatInput, HeartbeatResult
-from rebalance_lab.coordinator.consumer.model import MAX_INT, ConsumerGroup, ConsumerMember, MemberState, Partitions
+from rebalance_lab.coordinator.consumer.model import (
+    MAX_INT,
+    ConsumerGroup,
+    ConsumerMember,
+    MemberState,
+    Partitions,
+    evolve,
+)
 from rebalance_lab.coordinator.consumer.reconcile import Reconciliation, reconcile
 from rebalance_lab.coordinator.consumer.records import (
     GroupCreated,
@@ -72,7 +77,7 @@ def with_request(member: ConsumerMember, inp: ConsumerGroupHeartbeatInput) -> Co
     """``ConsumerGroupMember.Builder.maybeUpdate*``: a null field keeps the stored value."""
     if _changes_nothing(member, inp):
         return member
-    return replace(
+    return evolve(
         member,
         instance_id=inp.instance_id if inp.instance_id is not None else member.instance_id,
         rack_id=inp.rack_id if inp.rack_id is not None else member.rack_id,

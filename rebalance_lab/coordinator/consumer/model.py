@@ -18,6 +18,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import Enum, StrEnum
+from typing import TypedDict, Unpack
 
 from rebalance_lab.clients.assignors.java_hashmap import JavaHashMap, string_hash
 from rebalance_lab.coordinator.consumer.assignors.java_order import TimelineKeyOrder
@@ -88,6 +89,37 @@ class ConsumerMember:
         return (self.instance_id, self.rack_id, self.client_id, self.client_host, self.subscribed_topic_names,
                 self.subscribed_topic_regex, self.server_assignor, self.rebalance_timeout_ms,
                 self.classic_member_metadata)
+
+
+class MemberChanges(TypedDict, total=False):
+    """The fields :func:`evolve` may change (every field of :class:`ConsumerMember`)."""
+
+    member_id: str
+    instance_id: str | None
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    subscribed_topic_names: frozenset[str]
+    subscribed_topic_regex: str
+    server_assignor: str | None
+    rebalance_timeout_ms: int
+    member_epoch: int
+    previous_member_epoch: int
+    state: MemberState
+    assigned: EpochMap
+    pending_revocation: EpochMap
+    classic_member_metadata: ClassicMemberMetadata | None
+
+
+def evolve(member: ConsumerMember, **changes: Unpack[MemberChanges]) -> ConsumerMember:
+    """``dataclasses.replace`` for a member, without re-running the frozen ``__init__`` (which sets each of the
+    15 fields through ``object.__setattr__``): 2 us instead of 8, and a join makes four copies. The class has
+    no ``__post_init__`` and every field is copied, so the result equals what ``replace`` builds."""
+    new = object.__new__(ConsumerMember)
+    state = new.__dict__
+    state.update(member.__dict__)
+    state.update(changes)
+    return new
 
 
 @dataclass

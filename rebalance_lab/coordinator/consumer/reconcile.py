@@ -16,10 +16,17 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Set
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 from rebalance_lab.coordinator.consumer.messages import OwnedPartitions
-from rebalance_lab.coordinator.consumer.model import ConsumerMember, EpochMap, MemberState, Partitions
+from rebalance_lab.coordinator.consumer.model import (
+    ConsumerMember,
+    EpochMap,
+    MemberState,
+    Partitions,
+    evolve,
+)
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
 PartitionEpoch = Callable[[uuid.UUID, int], int]
@@ -61,9 +68,15 @@ def _owns_any(owned: OwnedPartitions | None, pending: EpochMap) -> bool:
     return any(p in pending.get(topic_id, {}) for topic_id, partitions in owned for p in partitions)
 
 
-def _with_epoch(member: ConsumerMember, epoch: int, **changes: object) -> ConsumerMember:
+class _StateChanges(TypedDict, total=False):
+    state: MemberState
+    assigned: EpochMap
+    pending_revocation: EpochMap
+
+
+def _with_epoch(member: ConsumerMember, epoch: int, **changes: Unpack[_StateChanges]) -> ConsumerMember:
     """``Builder.updateMemberEpoch``: the previous epoch becomes the old one."""
-    return replace(member, member_epoch=epoch, previous_member_epoch=member.member_epoch, **changes)  # type: ignore[arg-type]
+    return evolve(member, member_epoch=epoch, previous_member_epoch=member.member_epoch, **changes)
 
 
 def _revoke_unsubscribed(member: ConsumerMember, r: Reconciliation) -> ConsumerMember:
