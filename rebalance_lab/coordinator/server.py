@@ -303,8 +303,11 @@ class EmulatorServer:
             return
 
     async def _process(self, cid: int, node: BrokerNode, host: str, payload: bytes) -> bytes | None:
+        # A request a fast path reads (a plain KIP-848 heartbeat) is decoded once, header and body together;
+        # the checks below do not depend on the body, so their order and verdicts stay as for any request.
+        fast = codec.decode_request_fast(payload)
         try:
-            header = codec.peek_header(payload)
+            header: codec.RequestHeader | codec.DecodedRequest = fast or codec.peek_header(payload)
         except MalformedRequest as exc:
             raise ConnectionClosed(str(exc)) from exc
         if not node.up:
@@ -320,7 +323,7 @@ class EmulatorServer:
                 f"unsupported version {header.api_version} of {codec.API_NAMES.get(header.api_key)}"
             )
         try:
-            request = codec.decode_request(payload)
+            request = fast or codec.decode_request(payload)
         except MalformedRequest as exc:
             raise ConnectionClosed(str(exc)) from exc
         for observer in self._request_observers:

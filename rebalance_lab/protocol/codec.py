@@ -131,12 +131,19 @@ def decode_request(payload: bytes) -> DecodedRequest:
     ``heartbeat_codec.HeartbeatRequest``) unless the input is unusual; everything else, and
     every verdict on malformed input, comes from kafka-python's generated decoders.
     """
-    if payload[:2] == _HEARTBEAT_KEY:
-        fast = heartbeat_codec.decode_request(payload)
-        if fast is not None:
-            correlation_id, client_id, fast_body = fast
-            return DecodedRequest(heartbeat_codec.API_KEY, fast_body.version, correlation_id, client_id, fast_body)
-    return decode_request_generic(payload)
+    fast = decode_request_fast(payload)
+    return fast if fast is not None else decode_request_generic(payload)
+
+
+def decode_request_fast(payload: bytes) -> DecodedRequest | None:
+    """The request if a fast path reads it (no verdict: None for anything it leaves to the generic codec)."""
+    if payload[:2] != _HEARTBEAT_KEY:
+        return None
+    fast = heartbeat_codec.decode_request(payload)
+    if fast is None:
+        return None
+    correlation_id, client_id, body = fast
+    return DecodedRequest(heartbeat_codec.API_KEY, body.version, correlation_id, client_id, body)
 
 
 def decode_request_generic(payload: bytes) -> DecodedRequest:

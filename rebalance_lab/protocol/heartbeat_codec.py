@@ -28,6 +28,9 @@ _I32 = struct.Struct(">i")
 _HEADER = struct.Struct(">hhih")  # api key, version, correlation id, client id length (request header v2)
 _RESPONSE_HEAD = struct.Struct(">iibih")  # size, correlation id, header tags, throttle, error code
 _EPOCH_INTERVAL = struct.Struct(">ii")
+# What follows the epoch in a plain heartbeat: instance and rack id null, rebalance timeout -1, names null,
+# (v1: regex null,) assignor null, owned partitions null, no tagged fields.
+_PLAIN_TAIL = {0: b"\x00\x00\xff\xff\xff\xff\x00\x00\x00\x00", 1: b"\x00\x00\xff\xff\xff\xff\x00\x00\x00\x00\x00"}
 
 
 @dataclass(slots=True)
@@ -174,8 +177,28 @@ def _decode(payload: bytes) -> tuple[int, str, HeartbeatRequest] | None:
     if pos > len(payload):
         return None
     client_id = payload[_HEADER.size : pos].decode("utf-8") if client_length > 0 else ""
+    if payload[pos] != 0:
+        return None  # header tagged fields
+    body = pos + 1
+    # A plain heartbeat (two short ids, the epoch, every other field null or -1) is read inline.
+    size = payload[body] - 1
+    if 0 <= size < 0x7F:
+        member_at = body + 1 + size
+        member_size = payload[member_at] - 1
+        if 0 <= member_size < 0x7F:
+            epoch_at = member_at + 1 + member_size
+            if payload[epoch_at + 4 :] == _PLAIN_TAIL[version]:
+                group_id = payload[body + 1 : member_at].decode("utf-8")
+                member_id = payload[member_at + 1 : epoch_at].decode("utf-8")
+                (epoch,) = _I32.unpack_from(payload, epoch_at)
+                return correlation_id, client_id, HeartbeatRequest(version, group_id, member_id, epoch)
+    return _decode_rest(payload, correlation_id, client_id, version, body)
+
+
+def _decode_rest(payload: bytes, correlation_id: int, client_id: str, version: int,
+                 pos: int) -> tuple[int, str, HeartbeatRequest] | None:
+    """The general body reader, from the group id on."""
     r = _Reader(payload, pos)
-    r.no_tags()
     body = HeartbeatRequest(version, r.string(), r.string(), r.int32(), r.nullable_string(), r.nullable_string(),
                             r.int32(), r.strings())
     if version >= 1:

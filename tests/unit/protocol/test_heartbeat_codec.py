@@ -44,6 +44,8 @@ def requests(draw: st.DrawFn) -> tuple[int, str | None, Any]:
     )
     if version >= 1:
         fields["subscribed_topic_regex"] = draw(NULLABLE_TEXT)
+    if draw(st.booleans()):  # a plain heartbeat, which the fast path reads inline
+        fields = {name: fields[name] for name in ("group_id", "member_id", "member_epoch")}
     return version, draw(st.none() | TEXT), codec.new_request(68, version, **fields)
 
 
