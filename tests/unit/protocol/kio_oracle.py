@@ -57,6 +57,18 @@ def _wrap(hint: Any, value: Any) -> Any:
     return value
 
 
+def populate_case(entity: type[Any]) -> Any:
+    """A fully populated message whose values depend only on its own schema, not on earlier cases.
+
+    The counter restarts, so adding an API elsewhere never changes another case's bytes. The first
+    scalar gets 1, so a top-level ErrorCode is NONE: kafka-python decodes an ApiVersions body
+    carrying an error as v0 (KIP-511's fallback), whatever version it was written in.
+    """
+    global _counter
+    _counter = itertools.count(1)
+    return populate(entity)
+
+
 def populate(entity: type[Any]) -> Any:
     hints = typing.get_type_hints(entity)
     kwargs: dict[str, Any] = {}
