@@ -61,6 +61,21 @@ class Ctx:
     def leave(self, member_id: str, epoch: int = -1, group: str = "g", **fields: Any) -> HeartbeatResult:
         return self.hb(member_id, epoch, group, **fields)
 
+    def hand_over(self, **join_fields: Any) -> None:
+        """The §10 #1-#4 story (4.4.0 numbers: a new group starts at epoch 1): A joins (epoch 2, all of foo), a
+        second later B joins (epoch 3), A reports all of foo and then its release of foo[3-5]; B has not heartbeated
+        since, so it still owns nothing."""
+        self.join("A", **join_fields)
+        self.advance(1_000)
+        self.join("B", **join_fields)
+        self.ack("A", 2, foo(0, 1, 2, 3, 4, 5))
+        self.ack("A", 2, foo(0, 1, 2))
+
+    def stable_pair(self) -> None:
+        """:meth:`hand_over`, then B's heartbeat takes foo[3-5]: A and B both stable at epoch 3."""
+        self.hand_over()
+        self.hb("B", 3)
+
     def owned(self, owned: Mapping[str, Iterable[int]]) -> tuple[tuple[uuid.UUID, tuple[int, ...]], ...]:
         ids = {t.name: t.topic_id for t in self.topics.by_name.values()}
         return tuple((ids[name], tuple(ps)) for name, ps in owned.items())

@@ -9,7 +9,7 @@ from rebalance_lab.coordinator.consumer import target
 from rebalance_lab.coordinator.consumer.assignors import AssignorError
 from rebalance_lab.protocol.errors import ErrorCode
 
-from .context import Ctx, foo
+from .context import Ctx
 
 E = ErrorCode
 
@@ -38,11 +38,7 @@ def test_a_greater_epoch_is_fenced() -> None:
 
 def test_a_smaller_epoch_without_owned_partitions_is_fenced() -> None:
     ctx = Ctx()
-    ctx.join("A")
-    ctx.advance(1_000)
-    ctx.join("B")
-    ctx.ack("A", 2, foo(0, 1, 2, 3, 4, 5))
-    ctx.ack("A", 2, foo(0, 1, 2))
+    ctx.hand_over()
     r = ctx.hb("A", 2)
     assert (r.error, r.error_message) == (E.FENCED_MEMBER_EPOCH, "The consumer group member has a smaller member "
                                           "epoch (2) than the one known by the group coordinator (3). The member "

@@ -13,16 +13,6 @@ from .context import BAR, FOO, Ctx, foo, grown, kinds
 RANGE = {"server_assignor": "range"}
 
 
-def two_members_stable(ctx: Ctx) -> None:
-    """#1-#5 (4.4.0 numbers: a new group starts at epoch 1, so A joins at 2 and B at 3)."""
-    ctx.join("A")
-    ctx.advance(1_000)
-    ctx.join("B")
-    ctx.ack("A", 2, foo(0, 1, 2, 3, 4, 5))
-    ctx.ack("A", 2, foo(0, 1, 2))
-    ctx.hb("B", 3)
-
-
 def test_the_first_member_gets_epoch_2_and_every_partition() -> None:
     ctx = Ctx()
     r = ctx.join("A")
@@ -61,7 +51,7 @@ def test_the_owner_revokes_first_at_its_old_epoch_then_moves_on() -> None:
 
 def test_released_partitions_reach_the_waiting_member_at_its_next_heartbeat() -> None:
     ctx = Ctx()
-    two_members_stable(ctx)
+    ctx.stable_pair()
     assert ctx.names(ctx.hb("A", 3).assignment) is None
     assert ctx.view().state == "Stable"
     assert ctx.member("B").assigned == {FOO.topic_id: (3, 4, 5)}
@@ -69,7 +59,7 @@ def test_released_partitions_reach_the_waiting_member_at_its_next_heartbeat() ->
 
 def test_a_full_request_always_carries_the_assignment() -> None:
     ctx = Ctx()
-    two_members_stable(ctx)
+    ctx.stable_pair()
     r = ctx.hb("A", 3, rebalance_timeout_ms=300_000, subscribed_topic_names=("foo",),
                topic_partitions=ctx.owned(foo(0, 1, 2)))
     assert ctx.names(r.assignment) == foo(0, 1, 2)
@@ -77,7 +67,7 @@ def test_a_full_request_always_carries_the_assignment() -> None:
 
 def test_the_previous_epoch_is_accepted_with_a_subset_of_the_assignment() -> None:
     ctx = Ctx()
-    two_members_stable(ctx)
+    ctx.stable_pair()
     r = ctx.ack("A", 2, foo(0, 1))
     assert (r.error, r.member_epoch) == (ErrorCode.NONE, 3)
 
@@ -85,7 +75,7 @@ def test_the_previous_epoch_is_accepted_with_a_subset_of_the_assignment() -> Non
 def test_a_member_rejoining_with_epoch_0_and_its_id_gets_its_assignment_back() -> None:
     """KAFKA-19233 (in 4.4.0): epoch 0 is never fenced."""
     ctx = Ctx()
-    two_members_stable(ctx)
+    ctx.stable_pair()
     r = ctx.join("A")
     assert (r.error, r.member_epoch, ctx.names(r.assignment)) == (ErrorCode.NONE, 3, foo(0, 1, 2))
 
@@ -114,7 +104,7 @@ def test_an_interval_of_zero_computes_at_every_bump() -> None:
 def test_added_partitions_bump_the_epoch_at_the_next_heartbeat() -> None:
     """#34: foo grows to 8; the refresh is requested, the next heartbeat recomputes."""
     ctx = Ctx()
-    two_members_stable(ctx)
+    ctx.stable_pair()
     ctx.advance(1_000)
     ctx.set_topics(grown(FOO, 8), BAR)
     assert ctx.view().group_epoch == 3
@@ -139,11 +129,7 @@ def test_a_topic_created_later_is_assigned_after_the_metadata_refresh() -> None:
 def test_the_range_assignor_is_used_when_members_ask_for_it() -> None:
     """#36."""
     ctx = Ctx()
-    ctx.join("A", **RANGE)
-    ctx.advance(1_000)
-    ctx.join("B", **RANGE)
-    ctx.ack("A", 2, foo(0, 1, 2, 3, 4, 5))
-    ctx.ack("A", 2, foo(0, 1, 2))
+    ctx.hand_over(**RANGE)
     assert ctx.names(ctx.hb("B", 3).assignment) == foo(3, 4, 5)
     assert ctx.view().preferred_assignor == "range"
 

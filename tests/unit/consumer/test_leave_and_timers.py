@@ -9,19 +9,10 @@ from .context import Ctx, foo, kinds
 E = ErrorCode
 
 
-def stable_pair(ctx: Ctx) -> None:
-    ctx.join("A")
-    ctx.advance(1_000)
-    ctx.join("B")
-    ctx.ack("A", 2, foo(0, 1, 2, 3, 4, 5))
-    ctx.ack("A", 2, foo(0, 1, 2))
-    ctx.hb("B", 3)
-
-
 def test_a_leave_bumps_the_epoch_and_the_next_heartbeat_takes_everything() -> None:
     """#24."""
     ctx = Ctx()
-    stable_pair(ctx)
+    ctx.stable_pair()
     r = ctx.leave("B")
     assert (r.error, r.member_id, r.member_epoch, r.heartbeat_interval_ms, r.assignment) == (E.NONE, "B", -1, 0, None)
     view = ctx.view()
@@ -98,7 +89,7 @@ def test_the_last_member_leaving_leaves_an_empty_group_that_assigns_at_once() ->
 
 def test_the_operator_can_fence_a_member_and_bump_the_epoch() -> None:
     ctx = Ctx()
-    stable_pair(ctx)
+    ctx.stable_pair()
     ctx.coordinator.fence_member(ctx.now, "g", "B", ctx.topics)
     assert ctx.view().member("B") is None and ctx.view().group_epoch == 4
     ctx.coordinator.bump_epoch(ctx.now, "g")

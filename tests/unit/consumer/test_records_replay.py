@@ -10,17 +10,12 @@ from rebalance_lab.coordinator.consumer.model import ConsumerGroup
 from rebalance_lab.replay.events import from_json
 from rebalance_lab.replay.timeline import fold
 
-from .context import Ctx, foo
+from .context import Ctx
 
 
 def scenario() -> Ctx:
     ctx = Ctx()
-    ctx.join("A")
-    ctx.advance(1_000)
-    ctx.join("B")
-    ctx.ack("A", 2, foo(0, 1, 2, 3, 4, 5))
-    ctx.ack("A", 2, foo(0, 1, 2))
-    ctx.hb("B", 3)
+    ctx.stable_pair()
     ctx.advance(1_000)
     ctx.leave("B")
     ctx.advance(1_000)
