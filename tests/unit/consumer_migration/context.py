@@ -186,3 +186,16 @@ class MixedCtx:
         if by_id is None:
             return None
         return {self.topics.name_of(t) or str(t): set(ps) for t, ps in by_id.items() if ps}
+
+
+def converged(policy: str = "bidirectional", **kw: Any) -> tuple[MixedCtx, str]:
+    """§10 #40 converged: A (consumer) owns foo[3,4,5], C (classic, range) foo[0,1,2], both at group epoch 2.
+
+    Returns the context and C's member id."""
+    ctx = MixedCtx(policy, **kw)
+    c = ctx.stable_classic()
+    ctx.cg_join("A")
+    ctx.joined(c)
+    ctx.sync(c, 2)
+    ctx.cg("A", 2)
+    return ctx, c

@@ -8,24 +8,13 @@ import pytest
 from rebalance_lab.coordinator.consumer.records import MemberFenced
 from rebalance_lab.protocol.errors import ErrorCode
 
-from .context import MixedCtx, partitions
+from .context import MixedCtx, converged, partitions
 
 E = ErrorCode
 
 
-def consumer_group_with_a_classic_member() -> tuple[MixedCtx, str]:
-    """#40 converged: A (consumer) owns foo[3,4,5], C (classic, range) foo[0,1,2], both at epoch 2."""
-    ctx = MixedCtx()
-    c = ctx.stable_classic()
-    ctx.cg_join("A")
-    ctx.joined(c)
-    ctx.sync(c, 2)
-    ctx.cg("A", 2)
-    return ctx, c
-
-
 def test_a_new_classic_member_gets_member_id_required_with_a_kafka_uuid() -> None:
-    ctx, _ = consumer_group_with_a_classic_member()
+    ctx, _ = converged()
     first = ctx.joined()
     assert first.error is E.MEMBER_ID_REQUIRED
     assert len(first.member_id) == 22 and not first.member_id.startswith("classic")
@@ -33,14 +22,14 @@ def test_a_new_classic_member_gets_member_id_required_with_a_kafka_uuid() -> Non
 
 
 def test_a_join_v3_without_member_id_joins_at_once_under_a_generated_id() -> None:
-    ctx, _ = consumer_group_with_a_classic_member()
+    ctx, _ = converged()
     joined = ctx.joined(version=3)
     assert joined.error is E.NONE and len(joined.member_id) == 22
     assert ctx.consumer_group().group_epoch == 3
 
 
 def test_an_unknown_non_empty_member_id_is_taken_as_a_new_member() -> None:  # 4.4.0: no UNKNOWN_MEMBER_ID
-    ctx, _ = consumer_group_with_a_classic_member()
+    ctx, _ = converged()
     ctx.advance(1_000)  # past the assignment interval: the target is recomputed at once
     joined = ctx.joined("zzz")
     assert (joined.error, joined.member_id, joined.generation_id) == (E.NONE, "zzz", 3)
@@ -49,14 +38,14 @@ def test_an_unknown_non_empty_member_id_is_taken_as_a_new_member() -> None:  # 4
 
 
 def test_a_join_inside_the_assignment_interval_answers_the_old_target_epoch() -> None:
-    ctx, _ = consumer_group_with_a_classic_member()
+    ctx, _ = converged()
     joined = ctx.joined("zzz")
     assert joined.generation_id == 2  # the epoch was bumped to 3 but no new target yet
     assert ctx.consumer_group().group_epoch == 3
 
 
 def test_protocols_not_supported_by_every_classic_member_are_inconsistent() -> None:
-    ctx, _ = consumer_group_with_a_classic_member()
+    ctx, _ = converged()
     refused = ctx.joined(names=("roundrobin",))
     assert (refused.error, refused.member_id) == (E.INCONSISTENT_GROUP_PROTOCOL, "")
     assert ctx.joined(names=("roundrobin", "range")).error is E.MEMBER_ID_REQUIRED
@@ -88,7 +77,7 @@ def test_a_cooperative_member_keeps_its_generation_until_it_has_revoked() -> Non
     (2, "roundrobin", E.INCONSISTENT_GROUP_PROTOCOL),
 ])
 def test_sync_group_checks_generation_then_protocol(generation: int, name: str, error: ErrorCode) -> None:
-    ctx, c = consumer_group_with_a_classic_member()
+    ctx, c = converged()
     assert ctx.sync(c, generation, protocol_name=name).error is error
 
 
@@ -102,18 +91,18 @@ def test_sync_group_of_a_member_behind_the_assignment_epoch_asks_it_to_rejoin() 
 
 @pytest.mark.parametrize("who", ["nobody", "A"])
 def test_sync_and_heartbeat_of_unknown_or_consumer_protocol_members_are_unknown(who: str) -> None:
-    ctx, _ = consumer_group_with_a_classic_member()
+    ctx, _ = converged()
     assert ctx.sync(who, 2).error is E.UNKNOWN_MEMBER_ID
     assert ctx.heartbeat(who, 2) is E.UNKNOWN_MEMBER_ID
 
 
 def test_a_heartbeat_with_the_wrong_generation_is_illegal() -> None:
-    ctx, c = consumer_group_with_a_classic_member()
+    ctx, c = converged()
     assert ctx.heartbeat(c, 1) is E.ILLEGAL_GENERATION
 
 
 def test_leave_group_removes_classic_and_consumer_members_alike() -> None:  # 4.4.0 does not check the protocol
-    ctx, c = consumer_group_with_a_classic_member()
+    ctx, c = converged()
     other = ctx.joined(version=3).member_id
     result = ctx.leave((other, None), ("nobody", None))
     assert [m.error for m in result.members] == [E.NONE, E.UNKNOWN_MEMBER_ID]

@@ -9,20 +9,9 @@ from rebalance_lab.coordinator.consumer.assignors.java_order import TimelineKeyO
 from rebalance_lab.coordinator.consumer.migration import GroupDowngraded
 from rebalance_lab.protocol.errors import ErrorCode
 
-from .context import MixedCtx, partitions
+from .context import MixedCtx, converged, partitions
 
 E = ErrorCode
-
-
-def converged(policy: str = "bidirectional", **kw: object) -> tuple[MixedCtx, str]:
-    """#40 converged: A (consumer) owns foo[3,4,5], C (classic) foo[0,1,2], group epoch 2."""
-    ctx = MixedCtx(policy, **kw)  # type: ignore[arg-type]
-    c = ctx.stable_classic()
-    ctx.cg_join("A")
-    ctx.joined(c)
-    ctx.sync(c, 2)
-    ctx.cg("A", 2)
-    return ctx, c
 
 
 def test_the_last_consumer_member_leaving_turns_the_group_classic_again() -> None:  # §10 #41
