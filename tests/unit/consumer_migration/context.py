@@ -36,10 +36,9 @@ from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatIn
 from rebalance_lab.coordinator.consumer.messages import HeartbeatResult as CgResult
 from rebalance_lab.coordinator.consumer.topics import TopicImage, TopicsImage
 from rebalance_lab.coordinator.consumer.view import ConsumerGroupView
-from rebalance_lab.coordinator.effects import Effects
-from rebalance_lab.coordinator.records import GroupRecord
 from rebalance_lab.protocol.consumer_protocol import decode_assignment, encode_assignment, encode_subscription
 from rebalance_lab.protocol.errors import ErrorCode
+from tests.support.effects_log import EffectsLog
 
 FOO = TopicImage(uuid.UUID("00000000-0000-0000-0000-00000000f001"), "foo", 6)
 G = "g"
@@ -63,7 +62,7 @@ def partitions(raw: bytes) -> dict[str, set[int]]:
     return found
 
 
-class MixedCtx:
+class MixedCtx(EffectsLog[Any]):
     def __init__(self, policy: str = "bidirectional", *, classic_max_size: int = 2_147_483_647,
                  consumer_max_size: int = 2_147_483_647, topics: Iterable[TopicImage] = (FOO,)) -> None:
         ids = itertools.count(1)
@@ -76,21 +75,12 @@ class MixedCtx:
             lambda: uuid.UUID(int=rng.getrandbits(128)), self.classic.group_kind, classic=self.classic)
         self.topics = TopicsImage.of(topics)
         self.routing = GroupRouting(self.classic, self.consumer, lambda: self.topics)
-        self.now = 0
-        self.replies: dict[Hashable, Any] = {}
-        self.records: list[GroupRecord] = []
-        self._tokens = itertools.count(1)
+        super().__init__()
 
     # -- plumbing ----------------------------------------------------------------------------------------------
 
-    def _apply(self, fx: Effects) -> None:
-        for token, result in fx.replies:
-            assert token not in self.replies, f"token {token} answered twice"
-            self.replies[token] = result
-        self.records.extend(fx.records)
-
     def _send(self, operation: Any, inp: Any) -> Hashable:
-        token = next(self._tokens)
+        token = self.next_token()
         self._apply(operation(self.now, inp, token))
         self.advance(0)  # timers already due (a zero initial delay) fire at once, as the service does
         return token
@@ -99,9 +89,6 @@ class MixedCtx:
         self.now += ms
         self._apply(self.classic.fire_timers(self.now))
         self._apply(self.consumer.fire_timers(self.now, self.topics))
-
-    def records_of(self, kind: type) -> list[Any]:
-        return [r for r in self.records if isinstance(r, kind)]
 
     # -- classic requests ---------------------------------------------------------------------------------------
 

@@ -34,10 +34,9 @@ from rebalance_lab.coordinator.classic.messages import (
     SyncGroupInput,
     SyncGroupResult,
 )
-from rebalance_lab.coordinator.classic.records import GroupRecord
 from rebalance_lab.coordinator.classic.view import GroupView
-from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.errors import ErrorCode
+from tests.support.effects_log import EffectsLog
 
 G = "g"
 
@@ -67,7 +66,7 @@ class Call:
         return self.result.error  # type: ignore[no-any-return]
 
 
-class GroupContext:
+class GroupContext(EffectsLog[Result]):
     def __init__(self, flavor: Flavor = Flavor.KAFKA_4, *, min_session_ms: int = 10,
                  max_session_ms: int = 600_000, delay_ms: int = 3_000, max_size: int = 2_147_483_647) -> None:
         self.config = GroupConfig(min_session_timeout_ms=min_session_ms, max_session_timeout_ms=max_session_ms,
@@ -75,30 +74,18 @@ class GroupContext:
         counter = itertools.count(1)
         self.coordinator = GroupCoordinator(self.config, flavor,
                                             new_uuid=lambda: f"00000000-0000-4000-8000-{next(counter):012d}")
-        self.now = 0
-        self.replies: dict[Hashable, Result] = {}
-        self.records: list[GroupRecord] = []
-        self._tokens = itertools.count(1)
+        super().__init__()
 
     # -- plumbing ----------------------------------------------------------------------
 
-    def _apply(self, fx: Effects) -> None:
-        for token, result in fx.replies:
-            assert token not in self.replies, f"token {token} answered twice"
-            self.replies[token] = result
-        self.records.extend(fx.records)
-
     def _send(self, method: str, inp: Any) -> Call:
-        token = next(self._tokens)
+        token = self.next_token()
         self._apply(getattr(self.coordinator, method)(self.now, inp, token))
         return Call(self, token)
 
     def sleep(self, ms: int) -> None:
         self.now += ms
         self._apply(self.coordinator.fire_timers(self.now))
-
-    def records_of(self, kind: type[GroupRecord]) -> list[Any]:
-        return [r for r in self.records if isinstance(r, kind)]
 
     # -- requests ------------------------------------------------------------------------
 
