@@ -160,7 +160,7 @@ class WireTap:
             header = codec.peek_header(frame)
             heartbeat = None
             if header.api_key == CONSUMER_GROUP_HEARTBEAT:
-                body = codec.decode_request(frame).body
+                body = codec.generic(codec.decode_request(frame).body)  # kafka-python's object, also on the fast path
                 heartbeat = Heartbeat(header.client_id, header.api_version, _fields(body))
             with self._lock:
                 self.requests.add((header.client_id, header.api_key, header.api_version))
