@@ -84,11 +84,18 @@ def compute(inp: TargetInputs, updated: ConsumerMember) -> tuple[TargetAssignmen
     members, targets = members_view(group, updated)
     specs = []
     wanted: set[uuid.UUID] = set()
+    # Members with the same subscription share its topic ids and name order (both immutable): most groups have
+    # one subscription, and deriving it per member was a third of a 5,000-member compute.
+    derived: dict[tuple[frozenset[str], str], tuple[frozenset[uuid.UUID], tuple[str, ...]]] = {}
     for m in members:
-        ids = topic_ids(subscribed_names(m, group), topics)
+        key = (m.subscribed_topic_names, m.subscribed_topic_regex)
+        known = derived.get(key)
+        if known is None:
+            known = derived[key] = (topic_ids(subscribed_names(m, group), topics), _name_order(m, group))
+        ids, order = known
         wanted |= ids
         specs.append(MemberSubscription(m.member_id, m.instance_id, m.rack_id, ids, targets.get(m.member_id, {}),
-                                        _name_order(m, group)))
+                                        order))
     metadata = {tid: _metadata(topics, tid) for tid in wanted}
     try:
         result = assign(inp.assignor, specs, inp.subscription_type, metadata)
