@@ -40,6 +40,7 @@ from rebalance_lab.protocol.versions import VersionTable
 
 log = logging.getLogger("rebalance_lab.server")
 _READ_SIZE = 256 * 1024  # one read takes every pipelined request already received
+_MAX_BATCH = 128  # answers written together at most
 
 WorldHook = Callable[[World], None]
 RequestObserver = Callable[[int, int, str], None]  # (api_key, api_version, client_id)
@@ -64,7 +65,9 @@ class _Output:
 
     def add(self, response: bytes) -> None:
         self._pending.append(response)
-        if not self._scheduled:
+        if len(self._pending) >= _MAX_BATCH:
+            self.flush()  # a long burst of pipelined requests still gets its first answers early
+        elif not self._scheduled:
             self._scheduled = True
             self._loop.call_soon(self.flush)
 

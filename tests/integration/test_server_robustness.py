@@ -15,7 +15,7 @@ from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
 from tests.integration.wire import RawConnection
 
-API_VERSIONS, FIND_COORDINATOR = 18, 10
+API_VERSIONS, FIND_COORDINATOR, JOIN_GROUP = 18, 10, 11
 
 
 @pytest.fixture
@@ -178,3 +178,22 @@ async def test_stop_closes_every_connection_and_leaves_no_task_or_listener() -> 
     for port in ports:
         with pytest.raises(OSError):
             await RawConnection.open("127.0.0.1", port)
+
+
+async def test_answers_before_a_parked_request_leave_without_waiting_for_it() -> None:
+    """Pipelined frames of one read are answered together, except that a request which parks (a JoinGroup
+    in its initial delay) does not hold back the answer to the request before it."""
+    async with EmulatorServer(EmulatorConfig(port=0, manual_clock=True)) as server:
+        conn = await _connect(server)
+        proto = codec.data_class(codec.request_type(JOIN_GROUP), "JoinGroupRequestProtocol")
+        join = codec.new_request(JOIN_GROUP, 1, group_id="g", session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
+                                 member_id="", protocol_type="consumer", protocols=[proto(name="range", metadata=b"")])
+        await conn.send_raw(codec.encode_request(codec.new_request(API_VERSIONS, 0), 1)
+                            + codec.encode_request(join, 2))
+        first = await asyncio.wait_for(conn.read_frame(), 5)
+        assert struct.unpack_from(">i", first, 0)[0] == 1
+        server.advance(server.config.group.initial_rebalance_delay_ms)
+        second = await asyncio.wait_for(conn.read_frame(), 5)
+        assert struct.unpack_from(">i", second, 0)[0] == 2
+        assert codec.decode_response(JOIN_GROUP, 1, second).error_code == ErrorCode.NONE
+        await conn.close()
