@@ -18,7 +18,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from rebalance_lab.config import EmulatorConfig, Flavor, GroupConfig
+import pytest
+
+from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
 
@@ -54,10 +56,34 @@ class Target:
         return f"surface-{uuid.uuid4().hex[:10]}"
 
 
+# The ``params`` of a fixture whose tests run on both: the emulator always, the real broker when ``-m broker``.
+TARGETS = ["emulator", pytest.param("real-kafka-4", marks=pytest.mark.broker)]
+
+
 @asynccontextmanager
-async def emulator_target(group: GroupConfig | None = None) -> AsyncIterator[Target]:
+async def target_for(request: pytest.FixtureRequest, group: GroupConfig | None = None,
+                     consumer_group: ConsumerGroupConfig | None = None,
+                     broker_settings: dict[str, Any] | None = None) -> AsyncIterator[Target]:
+    """The target a ``TARGETS`` fixture's param names. The emulator takes ``group``/``consumer_group``; the broker
+    is the session's default Kafka 4.4.0 one, or (with ``broker_settings``, the same settings in broker
+    property names) one started with those."""
+    if request.param == "emulator":
+        async with emulator_target(group, consumer_group) as emulator:
+            yield emulator
+        return
+    if broker_settings is None:
+        broker = request.getfixturevalue("kafka_broker_4")
+    else:
+        broker = request.getfixturevalue("kafka_brokers").get("4", broker_settings)
+    yield await broker_target(broker.bootstrap)
+
+
+@asynccontextmanager
+async def emulator_target(group: GroupConfig | None = None,
+                          consumer_group: ConsumerGroupConfig | None = None) -> AsyncIterator[Target]:
     config = EmulatorConfig(port=0, manual_clock=True, flavor=Flavor.KAFKA_4,
-                            group=group or GroupConfig(initial_rebalance_delay_ms=0), topics=tuple(TOPICS.items()))
+                            group=group or GroupConfig(initial_rebalance_delay_ms=0), topics=tuple(TOPICS.items()),
+                            consumer_group=consumer_group or ConsumerGroupConfig())
     async with EmulatorServer(config) as server:
         server.advance(START_MS)  # a broker's clock is never 0 (Kafka's assignment timestamp 0 means "never")
         info = server.world.cluster.brokers[0]
@@ -170,26 +196,11 @@ class Member:
 
 
 async def commit_topics(conn: RawConnection, version: int, group_id: str, epoch: int, member_id: str,
-                        offsets: list[tuple[str, list[int]]], ids: dict[str, uuid.UUID]) -> list[tuple[str, int, int]]:
-    """OffsetCommit with topics as listed (a topic may repeat); answers (topic, partition, error) as they come."""
-    topic_cls = codec.request_type(COMMIT).OffsetCommitRequestTopic
-    part_cls = topic_cls.OffsetCommitRequestPartition
-    topics = [topic_cls(**({"topic_id": ids[name]} if version >= 10 else {"name": name}),
-                        partitions=[part_cls(partition_index=p, committed_offset=7, committed_metadata="",
-                                             committed_leader_epoch=-1) for p in parts])
-              for name, parts in offsets]
-    response = await conn.request(COMMIT, version, group_id=group_id, generation_id_or_member_epoch=epoch,
-                                  member_id=member_id, group_instance_id=None, topics=topics)
-    names = {v: k for k, v in ids.items()}
-    return [(t.name if version < 10 else names[t.topic_id], p.partition_index, p.error_code)
-            for t in response.topics for p in t.partitions]
-
-
-async def commit(conn: RawConnection, version: int, group_id: str, epoch: int, member_id: str,
-                 offsets: dict[str, list[int]], ids: dict[str, uuid.UUID], *, metadata: str | dict[int, str] = "",
-                 instance_id: str | None = None) -> list[tuple[str, int, int]]:
-    """OffsetCommit of offset 7 for each partition (``metadata``: for all, or by partition index);
-    answers (topic, partition, error) in order."""
+                        offsets: list[tuple[str, list[int]]], ids: dict[str, uuid.UUID], *,
+                        metadata: str | dict[int, str] = "", instance_id: str | None = None
+                        ) -> list[tuple[str, int, int]]:
+    """OffsetCommit of offset 7 for each partition, with topics as listed (a topic may repeat; ``metadata``: for
+    all, or by partition index); answers (topic, partition, error) as they come."""
     def metadata_of(p: int) -> str:
         return metadata if isinstance(metadata, str) else metadata.get(p, "")
 
@@ -198,12 +209,20 @@ async def commit(conn: RawConnection, version: int, group_id: str, epoch: int, m
     topics = [topic_cls(**({"topic_id": ids[name]} if version >= 10 else {"name": name}),
                         partitions=[part_cls(partition_index=p, committed_offset=7, committed_metadata=metadata_of(p),
                                              committed_leader_epoch=-1) for p in parts])
-              for name, parts in offsets.items()]
+              for name, parts in offsets]
     response = await conn.request(COMMIT, version, group_id=group_id, generation_id_or_member_epoch=epoch,
                                   member_id=member_id, group_instance_id=instance_id, topics=topics)
     names = {v: k for k, v in ids.items()}
     return [(t.name if version < 10 else names[t.topic_id], p.partition_index, p.error_code)
             for t in response.topics for p in t.partitions]
+
+
+async def commit(conn: RawConnection, version: int, group_id: str, epoch: int, member_id: str,
+                 offsets: dict[str, list[int]], ids: dict[str, uuid.UUID], *, metadata: str | dict[int, str] = "",
+                 instance_id: str | None = None) -> list[tuple[str, int, int]]:
+    """:func:`commit_topics` of one entry per topic."""
+    return await commit_topics(conn, version, group_id, epoch, member_id, list(offsets.items()), ids,
+                               metadata=metadata, instance_id=instance_id)
 
 
 async def fetch(conn: RawConnection, version: int, group_id: str, member_id: str | None, epoch: int,

@@ -17,14 +17,12 @@ from typing import Any
 import pytest
 
 from rebalance_lab.clients.assignors.types import Assignment, Subscription, TopicPartition
-from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig, GroupConfig
-from rebalance_lab.coordinator.server import EmulatorServer
+from rebalance_lab.config import ConsumerGroupConfig
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.consumer_protocol import decode_assignment, encode_assignment, encode_subscription
 from rebalance_lab.protocol.errors import ErrorCode
 
-from .consumer_target import START_MS, TOPIC, TOPICS, Member, Target, broker_target, commit, emulator_target
-from .consumer_target import _topic_ids as topic_ids
+from .consumer_target import TARGETS, TOPIC, TOPICS, Member, Target, commit, target_for
 from .wire import RawConnection
 
 E = ErrorCode
@@ -32,32 +30,18 @@ JOIN, HEARTBEAT, LEAVE, SYNC, DESCRIBE, CG_DESCRIBE = 11, 12, 13, 14, 15, 69
 ALL = set(range(TOPICS[TOPIC]))
 
 
-@pytest.fixture(params=["emulator", pytest.param("real-kafka-4", marks=pytest.mark.broker)])
+@pytest.fixture(params=TARGETS)
 async def target(request: pytest.FixtureRequest) -> AsyncIterator[Target]:
-    if request.param == "emulator":
-        async with emulator_target() as emulator:
-            yield emulator
-        return
-    broker = request.getfixturevalue("kafka_broker_4")
-    yield await broker_target(broker.bootstrap)
+    async with target_for(request) as found:
+        yield found
 
 
-@pytest.fixture(params=["emulator", pytest.param("real-kafka-4", marks=pytest.mark.broker)])
+@pytest.fixture(params=TARGETS)
 async def no_migration(request: pytest.FixtureRequest) -> AsyncIterator[Target]:
     """A target with ``group.consumer.migration.policy=disabled``."""
-    if request.param == "emulator":
-        config = EmulatorConfig(port=0, manual_clock=True, topics=tuple(TOPICS.items()),
-                                group=GroupConfig(initial_rebalance_delay_ms=0),
-                                consumer_group=ConsumerGroupConfig(migration_policy="disabled"))
-        async with EmulatorServer(config) as server:
-            server.advance(START_MS)
-            info = server.world.cluster.brokers[0]
-            target = Target("emulator", info.host, info.port, server=server)
-            target.topic_ids = await topic_ids(target)
-            yield target
-        return
-    broker = request.getfixturevalue("kafka_brokers").get("4", {"group.consumer.migration.policy": "disabled"})
-    yield await broker_target(broker.bootstrap)
+    async with target_for(request, consumer_group=ConsumerGroupConfig(migration_policy="disabled"),
+                          broker_settings={"group.consumer.migration.policy": "disabled"}) as found:
+        yield found
 
 
 def subscription(owned: Iterable[int] = ()) -> bytes:

@@ -22,29 +22,25 @@ from rebalance_lab.protocol.errors import ErrorCode
 from .consumer_target import (
     ASSIGNMENT_INTERVAL_MS,
     OTHER,
+    TARGETS,
     TOPIC,
     TOPICS,
     Member,
     Target,
-    broker_target,
     commit,
     commit_topics,
-    emulator_target,
     fetch,
+    target_for,
 )
 
 E = ErrorCode
 LIST, DESCRIBE, DELETE, OFFSET_DELETE = 16, 15, 42, 47
 
 
-@pytest.fixture(params=["emulator", pytest.param("real-kafka-4", marks=pytest.mark.broker)])
+@pytest.fixture(params=TARGETS)
 async def target(request: pytest.FixtureRequest) -> AsyncIterator[Target]:
-    if request.param == "emulator":
-        async with emulator_target() as emulator:
-            yield emulator
-        return
-    broker = request.getfixturevalue("kafka_broker_4")
-    yield await broker_target(broker.bootstrap)
+    async with target_for(request) as found:
+        yield found
 
 
 @pytest.fixture
@@ -459,16 +455,12 @@ RETENTION = GroupConfig(initial_rebalance_delay_ms=0, offsets_retention_minutes=
 BROKER_RETENTION = {"offsets.retention.minutes": 1, "offsets.retention.check.interval.ms": 1_000}
 
 
-@pytest.fixture(params=["emulator", pytest.param("real-kafka-4", marks=pytest.mark.broker)])
+@pytest.fixture(params=TARGETS)
 async def retention_target(request: pytest.FixtureRequest) -> AsyncIterator[Target]:
     """A target whose offsets expire a minute after their commit, swept every second (a minute of real
     time on the broker: Kafka's shortest retention)."""
-    if request.param == "emulator":
-        async with emulator_target(RETENTION) as emulator:
-            yield emulator
-        return
-    broker = request.getfixturevalue("kafka_brokers").get("4", BROKER_RETENTION)
-    yield await broker_target(broker.bootstrap)
+    async with target_for(request, RETENTION, broker_settings=BROKER_RETENTION) as found:
+        yield found
 
 
 async def test_consumer_group_offsets_expire_by_commit_time_except_subscribed_ones_and_an_empty_group_goes(
