@@ -3,8 +3,8 @@
 Kafka 4.4.0 converts a group in place, keeping its id and its committed offsets:
 
 * **upgrade** (``GroupMetadataManager.convertToConsumerGroup``): a consumer-protocol member joins a
-  non-empty classic group. The classic side hands over its members as they are
-  (:func:`snapshot`), then the group goes away (:func:`remove_for_upgrade`): parked
+  non-empty classic group. The classic side hands over its members as they are (``GroupCoordinator.export_group``:
+  the group's :class:`~.view.GroupView`), then the group goes away (:func:`remove_for_upgrade`): parked
   JoinGroup/SyncGroup requests are answered ``REBALANCE_IN_PROGRESS``
   (``ClassicGroup.completeAllJoinFutures``/``completeAllSyncFutures``) and its timers stop;
 * **empty groups** convert either way without a policy check (``maybeDeleteEmptyClassicGroup``,
@@ -38,46 +38,12 @@ from rebalance_lab.coordinator.classic.rebalance import (
 from rebalance_lab.coordinator.classic.records import GroupDowngraded, GroupUpgraded
 from rebalance_lab.coordinator.classic.state import GroupState
 from rebalance_lab.coordinator.classic.sync import generation_snapshot
+from rebalance_lab.coordinator.classic.view import CONSUMER_PROTOCOL_TYPE
 from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.consumer_protocol import ConsumerProtocolError, encode_assignment
 from rebalance_lab.protocol.errors import ErrorCode
 
-CONSUMER_PROTOCOL_TYPE = "consumer"
 TopicPartitions = tuple[tuple[str, tuple[int, ...]], ...]  # (topic name, partitions), in serialization order
-
-
-@dataclass(frozen=True)
-class ClassicMemberState:
-    """One classic member as the upgrade reads it (``ClassicGroupMember``)."""
-
-    member_id: str
-    group_instance_id: str | None
-    client_id: str
-    client_host: str
-    session_timeout_ms: int
-    rebalance_timeout_ms: int
-    protocols: tuple[ProtocolEntry, ...]
-    assignment: bytes  # raw ConsumerProtocolAssignment bytes, b"" when it has none
-
-
-@dataclass(frozen=True)
-class ClassicGroupState:
-    """A non-empty classic group as the upgrade reads it; members in the group's iteration order."""
-
-    group_id: str
-    generation_id: int
-    protocol_type: str | None
-    protocol_name: str | None
-    members: tuple[ClassicMemberState, ...]
-
-    @property
-    def uses_consumer_protocol(self) -> bool:
-        """``ClassicGroup.usesConsumerGroupProtocol``."""
-        return self.protocol_type == CONSUMER_PROTOCOL_TYPE
-
-    def metadata_of(self, member: ClassicMemberState) -> bytes | None:
-        """The member's metadata for the group's selected protocol (None before a protocol was chosen)."""
-        return next((p.metadata for p in member.protocols if p.name == self.protocol_name), None)
 
 
 @dataclass(frozen=True)
@@ -110,15 +76,6 @@ def group_kind(core: Core, group_id: str) -> str | None:
     if group is None or group.state is GroupState.DEAD:
         return None
     return "empty" if group.state is GroupState.EMPTY else "non-empty"
-
-
-def snapshot(group: Group) -> ClassicGroupState:
-    members = tuple(
-        ClassicMemberState(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.session_timeout_ms,
-                           m.rebalance_timeout_ms, m.protocols, m.assignment)
-        for m in group.members.values()
-    )
-    return ClassicGroupState(group.group_id, group.generation_id, group.protocol_type, group.protocol_name, members)
 
 
 def remove_for_upgrade(core: Core, fx: Effects, now_ms: int, group: Group) -> None:

@@ -158,10 +158,11 @@ class GroupCoordinator:
         """``"empty"``, ``"non-empty"`` or None: what a consumer-protocol join finds under this id."""
         return conversion.group_kind(self._core, group_id)
 
-    def export_group(self, group_id: str) -> conversion.ClassicGroupState | None:
-        """The members an upgrade converts (None when there is no classic group of this id)."""
+    def export_group(self, group_id: str) -> GroupView | None:
+        """The group an upgrade converts, members in iteration order (None when there is no classic group of
+        this id)."""
         group = self._core.groups.get(group_id)
-        return None if group is None else conversion.snapshot(group)
+        return None if group is None else group_view(group)
 
     def convert_out(self, now_ms: int, group_id: str) -> Effects:
         """The group becomes a consumer group: an Empty one is dropped, a live one hands over (upgrade)."""

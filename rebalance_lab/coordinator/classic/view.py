@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from rebalance_lab.coordinator.classic.messages import ProtocolEntry
 from rebalance_lab.coordinator.classic.model import Group, Member
 
+CONSUMER_PROTOCOL_TYPE = "consumer"  # the Java consumer's protocol type (``ConsumerProtocol.PROTOCOL_TYPE``)
+
 
 @dataclass(frozen=True)
 class MemberView:
@@ -40,6 +42,15 @@ class GroupView:
 
     def member(self, member_id: str) -> MemberView | None:
         return next((m for m in self.members if m.member_id == member_id), None)
+
+    @property
+    def uses_consumer_protocol(self) -> bool:
+        """``ClassicGroup.usesConsumerGroupProtocol`` (an online upgrade reads it)."""
+        return self.protocol_type == CONSUMER_PROTOCOL_TYPE
+
+    def metadata_of(self, member: MemberView) -> bytes | None:
+        """The member's metadata for the group's selected protocol (None before a protocol was chosen)."""
+        return next((p.metadata for p in member.protocols if p.name == self.protocol_name), None)
 
     @property
     def member_ids(self) -> tuple[str, ...]:

@@ -26,14 +26,9 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol
 
 from rebalance_lab.config import GroupConfig
-from rebalance_lab.coordinator.classic.conversion import (
-    ClassicGroupState,
-    ClassicMemberState,
-    Downgrade,
-    DowngradedMember,
-    ordered_partitions,
-)
+from rebalance_lab.coordinator.classic.conversion import Downgrade, DowngradedMember, ordered_partitions
 from rebalance_lab.coordinator.classic.messages import ProtocolEntry
+from rebalance_lab.coordinator.classic.view import GroupView, MemberView
 from rebalance_lab.coordinator.consumer import subscriptions
 from rebalance_lab.coordinator.consumer.apply import apply
 from rebalance_lab.coordinator.consumer.context import Core, Pending, TimerKind, TimerPayload
@@ -70,7 +65,7 @@ class ClassicPort(Protocol):
 
     def group_kind(self, group_id: str) -> str | None: ...
 
-    def export_group(self, group_id: str) -> ClassicGroupState | None: ...
+    def export_group(self, group_id: str) -> GroupView | None: ...
 
     def convert_out(self, now_ms: int, group_id: str) -> Effects: ...
 
@@ -137,7 +132,7 @@ def upgrade_group(core: Core, classic: ClassicPort, group_id: str, topics: Topic
     return upgrade(core, state, topics, p)
 
 
-def upgrade(core: Core, state: ClassicGroupState, topics: TopicsImage, p: Pending) -> ConsumerGroup:
+def upgrade(core: Core, state: GroupView, topics: TopicsImage, p: Pending) -> ConsumerGroup:
     """``validateOnlineUpgrade`` then ``convertToConsumerGroup``: the new group, its records in ``p``."""
     gid = state.group_id
     if not Policy.parse(core.config.migration_policy).upgrade:
@@ -161,7 +156,7 @@ def _refused(group_id: str, why: str) -> KafkaError:
                       f"Cannot upgrade classic group {group_id} to consumer group because {why}.")
 
 
-def _convert(state: ClassicGroupState, m: ClassicMemberState, topics: TopicsImage) -> ConsumerMember:
+def _convert(state: GroupView, m: MemberView, topics: TopicsImage) -> ConsumerMember:
     gen = state.generation_id
     assigned = _assigned(state.group_id, m.assignment, topics)
     metadata = state.metadata_of(m)
@@ -203,7 +198,7 @@ def classic_metadata(session_timeout_ms: int, protocols: Iterable[ProtocolEntry]
     return ClassicMemberMetadata(session_timeout_ms, tuple((p.name, p.metadata) for p in protocols))
 
 
-def _conversion_records(state: ClassicGroupState, members: list[ConsumerMember], topics: TopicsImage,
+def _conversion_records(state: GroupView, members: list[ConsumerMember], topics: TopicsImage,
                         now_ms: int) -> list[ConsumerRecord]:
     """``createConsumerGroupRecords``: metadata of each member, the epoch, the targets, the current assignments."""
     gid, gen = state.group_id, state.generation_id
