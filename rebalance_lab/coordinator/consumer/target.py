@@ -122,7 +122,7 @@ def _name_order(member: ConsumerMember, group: ConsumerGroup) -> tuple[str, ...]
 def _metadata(topics: TopicsImage, topic_id: uuid.UUID) -> TopicMetadata:
     topic = topics.by_id(topic_id)
     assert topic is not None  # the ids come from this image
-    return TopicMetadata(topic.topic_id, topic.name, topic.num_partitions, topic.partition_racks)
+    return topic
 
 
 def _clean(assignment: Mapping[uuid.UUID, frozenset[int]]) -> dict[uuid.UUID, frozenset[int]]:

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
+from rebalance_lab.coordinator.consumer.topics import TopicImage
+
 
 class SubscriptionType(Enum):
     """``org.apache.kafka.coordinator.group.api.assignor.SubscriptionType``."""
@@ -76,14 +78,9 @@ class MemberSubscription:
     subscription_order: tuple[str, ...] | None = field(default=None, compare=False)
 
 
-@dataclass(frozen=True)
-class TopicMetadata:
-    """A topic of the metadata image: its id, name, partition count and each partition's replica racks."""
-
-    topic_id: uuid.UUID
-    name: str
-    num_partitions: int
-    partition_racks: Mapping[int, frozenset[str]] = field(default_factory=dict)
+TopicMetadata = TopicImage
+"""A topic as the assignors read it: the metadata image's own topic (id, name, partition count, replica racks),
+as Kafka's ``SubscribedTopicDescriberImpl`` reads the ``CoordinatorMetadataImage`` itself."""
 
 
 Assignment = dict[uuid.UUID, frozenset[int]]
