@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 Case = dict[str, Any]
@@ -75,14 +75,21 @@ def _candidates(case: Case) -> Iterator[Case]:
 
 
 def shrink_case(case: Case, still_fails: Callable[[Case], bool], budget: int = 400) -> Case:
-    """Apply the first smaller variant that still fails, until none does (or the budget ends)."""
+    """A client-side assign case shrunk by members, owned partitions, optional fields and racks."""
     if case.get("kind") != "assign":
         return case
+    return shrink_greedy(case, _candidates, still_fails, budget)
+
+
+def shrink_greedy(case: Case, smaller: Callable[[Case], Iterable[Case]], still_fails: Callable[[Case], bool],
+                  budget: int) -> Case:
+    """Apply the first ``smaller`` variant that still fails, until none does (or ``budget`` runs ends); the
+    server-assignor differential shrinks its cases with the same loop."""
     current = case
     progress = True
     while progress and budget > 0:
         progress = False
-        for candidate in _candidates(current):
+        for candidate in smaller(current):
             budget -= 1
             if still_fails(candidate):
                 current, progress = candidate, True

@@ -29,6 +29,7 @@ import pytest
 from rebalance_lab.coordinator.consumer.assignors import AssignorError
 from rebalance_lab.coordinator.consumer.assignors.java_order import TimelineKeyOrder
 from tests.differential_java import server_assign_cases as cases
+from tests.differential_java.shrink import shrink_greedy
 from tests.java_oracle import JavaOracle, OracleError, minimal_case_json
 
 pytestmark = pytest.mark.java
@@ -114,17 +115,7 @@ def _render(value: Any) -> str:
 
 def shrink(case: Case, still_fails: Callable[[Case], bool], budget: int = 300) -> Case:
     """Drop members, then assignment entries, while the case still fails."""
-    current, progress = case, True
-    while progress and budget > 0:
-        progress = False
-        for candidate in _smaller(current):
-            budget -= 1
-            if still_fails(candidate):
-                current, progress = candidate, True
-                break
-            if budget <= 0:
-                break
-    return current
+    return shrink_greedy(case, _smaller, still_fails, budget)
 
 
 def _smaller(case: Case) -> Any:
