@@ -21,11 +21,10 @@ from typing import Any
 
 from rebalance_lab.protocol import codec
 from tests.matrix.consumer_groups import ConsumerGroupView, GroupDescriber
+from tests.matrix.driver_run import PARTITIONS, DriverRun
 from tests.matrix.harness import Member, wait_until
 from tests.matrix.wiretap import WireTap
 
-PARTITIONS = 6
-BATCH = 60  # records per produce step: 10 per partition
 JOIN_GROUP, CONSUMER_GROUP_HEARTBEAT = 11, 68
 
 #: The broker's consumer-group timing (Kafka's defaults are a 45 s session, minimum 45 s, and 5 s
@@ -47,7 +46,7 @@ class TargetInfo:
 
 
 @dataclass
-class Run:
+class Run(DriverRun):
     client_key: str
     assignor: str
     target: TargetInfo
@@ -61,7 +60,7 @@ class Run:
     timings: dict[str, float] = field(default_factory=dict)
     assignors: list[str] = field(default_factory=list)  # what ConsumerGroupDescribe named, in order
     last_view: ConsumerGroupView | None = None
-    _producer: Any = None
+    producer: Any = None
     _describer: GroupDescriber | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -80,7 +79,7 @@ class Run:
             admin.wait_for_topics([self.topic], timeout_ms=30_000)
         finally:
             admin.close()
-        self._producer = KafkaProducer(bootstrap_servers=self.target.bootstrap, client_id="matrix-producer",
+        self.producer = KafkaProducer(bootstrap_servers=self.target.bootstrap, client_id="matrix-producer",
                                        linger_ms=5)
         self._describer = GroupDescriber(self.target.bootstrap)
 
@@ -91,36 +90,10 @@ class Run:
                 out.write(json.dumps(dataclasses.asdict(beat), default=str) + "\n")
         for member in self.members.values():
             member.stop()
-        if self._producer is not None:
-            self._producer.close()
+        if self.producer is not None:
+            self.producer.close()
         if self._describer is not None:
             self._describer.close()
-
-    # -- records -------------------------------------------------------------------------------
-
-    def on_records(self, records: list[tuple[int, int]]) -> None:
-        with self._lock:
-            self.consumed.update(records)
-
-    def consumed_set(self) -> set[tuple[int, int]]:
-        with self._lock:
-            return set(self.consumed)
-
-    def produce(self) -> None:
-        futures = [self._producer.send(self.topic, value=f"r{i}".encode(), partition=i % PARTITIONS)
-                   for i in range(BATCH)]
-        self._producer.flush(30)
-        for future in futures:
-            meta = future.get(30)
-            self.produced.add((meta.partition, meta.offset))
-
-    def wait_all_consumed(self, timeout: float) -> float:
-        def missing() -> set[tuple[int, int]]:
-            return self.produced - self.consumed_set()
-
-        return wait_until(lambda: not missing(), timeout,
-                          lambda: f"{len(missing())} of {len(self.produced)} records never consumed, e.g. "
-                          f"{sorted(missing())[:10]}")
 
     # -- members and the group -------------------------------------------------------------------
 
@@ -129,20 +102,19 @@ class Run:
                 "--assignor", self.assignor, "--group-protocol", "consumer"]
         self.members[name] = Member.spawn(name, [*command, *args], self.tmp / f"{name}.stderr", self.on_records)
 
-    def live(self) -> list[Member]:
-        return [m for m in self.members.values() if m.process.poll() is None]
-
     def wait_for_members(self, count: int, timeout: float) -> float:
         """A settled group of ``count`` members whose live drivers' assignments partition the topic."""
         started = time.monotonic()
         wait_until(lambda: self._settled_with(count), timeout,
                    lambda: f"no Stable, reconciled group of {count} members; last seen: {self.last_view}")
-        wait_until(self._assignments_cover_topic, 30.0, self._describe_assignments)
+        self.wait_assignments_cover_topic(30.0)
         return time.monotonic() - started
 
+    def group_summary(self) -> str:
+        return str(self.last_view)
+
     def _settled_with(self, count: int) -> bool:
-        exited = {m.name: m.process.poll() for m in self.members.values() if m.process.poll() is not None}
-        assert len(self.live()) >= count, f"a driver exited early: exit codes {exited}"
+        self.assert_live(count)
         assert self._describer is not None
         view = self._describer.describe(self.group, self.topic)
         self.last_view = view
@@ -150,19 +122,7 @@ class Run:
             self.assignors.append(view.assignor)
         return view is not None and view.settled_with(count)
 
-    def _assignments_cover_topic(self) -> bool:
-        owned = [m.owned_now() for m in self.live()]
-        return sum(len(o) for o in owned) == PARTITIONS and set().union(*owned) == set(range(PARTITIONS))
-
-    def _describe_assignments(self) -> str:
-        return (f"live members' partitions do not cover 0..{PARTITIONS - 1} exactly once: "
-                f"{ {m.name: sorted(m.owned_now()) for m in self.live()} }; group: {self.last_view}")
-
     # -- checks ----------------------------------------------------------------------------------
-
-    def check_errors(self) -> None:
-        errors = {m.name: m.errors() for m in self.members.values() if m.errors()}
-        assert not errors, f"drivers reported errors: {errors}"
 
     def check_spoke_kip848(self) -> None:
         """Every member sent ConsumerGroupHeartbeat and none sent JoinGroup (no classic fallback)."""
@@ -179,10 +139,7 @@ class Run:
         return {name: sorted(v) for name, v in sorted(versions.items())}
 
     def diagnostics(self) -> str:
-        for member in self.members.values():
-            member.dump_stacks()
-        time.sleep(0.5)
-        lines = [m.diagnostics() for m in self.members.values()]
+        lines = self.member_diagnostics()
         lines += ["--- the last ConsumerGroupHeartbeats:"]
         lines += [json.dumps(h.__dict__, default=str)[:600] for h in self.tap.heartbeats_of(self.prefix)[-12:]]
         if self.target.recording is not None and self.target.recording.exists():

@@ -28,32 +28,27 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from rebalance_lab.api import Emulator, GroupView
 from rebalance_lab.protocol import codec
 from tests.matrix import report
+from tests.matrix.driver_run import PARTITIONS, STEP_TIMEOUT_S, DriverRun, build_driver, leave_crash_and_take_over
 from tests.matrix.harness import (
-    BuildFailed,
     Member,
-    ToolchainMissing,
     build_franz_go,
     build_java,
     build_kafkajs,
     python_driver,
     wait_until,
 )
-from tests.support.kafka_broker import is_ci
 
 pytestmark = pytest.mark.clients
 
-PARTITIONS = 6
-BATCH = 60  # records per produce step: 10 per partition
 SESSION_TIMEOUT_MS = 6000
 HEARTBEAT_MS = 500
-JOIN_TIMEOUT_S = 90.0  # three JVMs starting on two shared cores
-STEP_TIMEOUT_S = 45.0
 
 
 @dataclass(frozen=True)
@@ -80,7 +75,7 @@ CLIENTS = [
 
 
 @dataclass
-class Run:
+class Run(DriverRun):
     """What one client's run produced, consumed and used."""
 
     client: Client
@@ -94,15 +89,8 @@ class Run:
     members: dict[str, Member] = field(default_factory=dict)
     timings: dict[str, float] = field(default_factory=dict)
     protocols: list[str] = field(default_factory=list)
+    producer: Any = None  # a kafka-python KafkaProducer
     _lock: threading.Lock = field(default_factory=threading.Lock)  # driver reader threads, the emulator's loop
-
-    def on_records(self, records: list[tuple[int, int]]) -> None:
-        with self._lock:
-            self.consumed.update(records)
-
-    def consumed_set(self) -> set[tuple[int, int]]:
-        with self._lock:
-            return set(self.consumed)
 
     def observe(self, api_key: int, api_version: int, client_id: str) -> None:
         """The emulator's request observer: keep the versions this client's members used."""
@@ -120,22 +108,11 @@ class Run:
 
     # -- steps -----------------------------------------------------------------------
 
-    def produce(self, producer: object) -> None:
-        futures = [producer.send(self.topic, value=f"r{i}".encode(), partition=i % PARTITIONS)  # type: ignore[attr-defined]
-                   for i in range(BATCH)]
-        producer.flush(30)  # type: ignore[attr-defined]
-        for future in futures:
-            meta = future.get(30)
-            self.produced.add((meta.partition, meta.offset))
-
     def start(self, name: str, command: list[str]) -> None:
         args = ["--bootstrap", self.emulator.bootstrap_servers, "--topic", self.topic, "--group", self.group,
                 "--member", name, "--session-timeout-ms", str(SESSION_TIMEOUT_MS), "--heartbeat-ms",
                 str(HEARTBEAT_MS), "--assignor", self.client.assignor]
         self.members[name] = Member.spawn(name, [*command, *args], self.tmp / f"{name}.stderr", self.on_records)
-
-    def live(self) -> list[Member]:
-        return [m for m in self.members.values() if m.process.poll() is None]
 
     def wait_for_members(self, count: int, timeout: float) -> float:
         """A Stable group of ``count`` members, and the live drivers' assignments partition the topic."""
@@ -146,74 +123,21 @@ class Run:
         assert isinstance(view, GroupView), view  # a classic group: every member joins with JoinGroup
         if view.protocol_name and view.protocol_name not in self.protocols:
             self.protocols.append(view.protocol_name)
-        wait_until(self._assignments_cover_topic, STEP_TIMEOUT_S, self._describe_assignments)
+        self.wait_assignments_cover_topic(STEP_TIMEOUT_S)
         return time.monotonic() - start
 
+    def group_summary(self) -> str:
+        return str(self.emulator.group(self.group))
+
     def _stable_with(self, count: int) -> bool:
-        exited = {m.name: m.process.poll() for m in self.members.values() if m.process.poll() is not None}
-        assert len(self.live()) >= count, f"a driver exited early: exit codes {exited}"
+        self.assert_live(count)
         view = self.emulator.group(self.group)
         return view is not None and view.state == "Stable" and len(view.members) == count
 
-    def _assignments_cover_topic(self) -> bool:
-        owned = [m.owned_now() for m in self.live()]
-        return sum(len(o) for o in owned) == PARTITIONS and set().union(*owned) == set(range(PARTITIONS))
-
-    def _describe_assignments(self) -> str:
-        return (f"live members' partitions do not cover 0..{PARTITIONS - 1} exactly once: "
-                f"{ {m.name: sorted(m.owned_now()) for m in self.live()} }; group: {self.emulator.group(self.group)}")
-
-    def wait_all_consumed(self) -> float:
-        def missing() -> set[tuple[int, int]]:
-            return self.produced - self.consumed_set()
-
-        return wait_until(lambda: not missing(), STEP_TIMEOUT_S,
-                          lambda: f"{len(missing())} of {len(self.produced)} records never consumed, e.g. "
-                          f"{sorted(missing())[:10]}")
-
-    def check_errors(self) -> None:
-        errors = {m.name: m.errors() for m in self.members.values() if m.errors()}
-        assert not errors, f"drivers reported errors: {errors}"
-
     def diagnostics(self) -> str:
-        for member in self.members.values():
-            member.dump_stacks()
-        time.sleep(0.5)
         recording = self.tmp / "coordinator.jsonl"
         events = recording.read_text(errors="replace").splitlines()[-25:] if recording.exists() else []
-        return "\n".join([*(m.diagnostics() for m in self.members.values()),
-                          "--- the coordinator's last events:", *events])
-
-
-def _scenario(run: Run, command: list[str], producer: object) -> None:
-    run.produce(producer)
-    started = time.monotonic()
-    for name in "abc":
-        run.start(name, command)
-    run.wait_for_members(3, JOIN_TIMEOUT_S)
-    run.wait_all_consumed()
-    run.timings["join"] = time.monotonic() - started
-
-    a, b, c = (run.members[n] for n in "abc")
-    started = time.monotonic()
-    assert a.close(STEP_TIMEOUT_S) == 0, "member a did not exit cleanly"
-    assert a.has_event("closed"), "member a did not report closing"
-    run.wait_for_members(2, STEP_TIMEOUT_S)
-    run.timings["leave"] = time.monotonic() - started
-    run.produce(producer)
-    run.wait_all_consumed()
-
-    started = time.monotonic()
-    b.crash()
-    run.produce(producer)
-    run.wait_for_members(1, SESSION_TIMEOUT_MS / 1000 + STEP_TIMEOUT_S)
-    run.timings["crash"] = time.monotonic() - started
-    assert c.owned_now() == set(range(PARTITIONS))
-    run.wait_all_consumed()
-
-    assert c.close(STEP_TIMEOUT_S) == 0, "member c did not exit cleanly"
-    assert c.has_event("closed"), "member c did not report closing"
-    run.check_errors()
+        return "\n".join([*self.member_diagnostics(), "--- the coordinator's last events:", *events])
 
 
 @pytest.fixture(scope="module")
@@ -224,26 +148,13 @@ def results() -> Iterator[dict[str, report.ClientResult]]:
         report.write(report.DOC_PATH, [collected[c.name] for c in CLIENTS])
 
 
-def _build(client: Client) -> tuple[list[str], float]:
-    started = time.monotonic()
-    try:
-        command = client.build()
-    except ToolchainMissing as exc:
-        if is_ci():
-            pytest.fail(f"{client.name}: toolchain missing in CI: {exc}", pytrace=False)
-        pytest.skip(f"{client.name}: {exc}")
-    except BuildFailed as exc:
-        pytest.fail(f"{client.name}: driver build failed: {exc}", pytrace=False)
-    return command, time.monotonic() - started
-
-
 @pytest.mark.parametrize("client", CLIENTS, ids=[c.key for c in CLIENTS])
 def test_three_members_survive_a_leave_and_a_crash_and_consume_everything(
     client: Client, results: dict[str, report.ClientResult], tmp_path: Path
 ) -> None:
     from kafka import KafkaProducer
 
-    command, build_s = _build(client)
+    command, build_s = build_driver(client.name, client.build)
     topic, group = f"matrix-{client.key}-{uuid.uuid4().hex[:6]}", f"matrix-{client.key}"
     failure: str | None = None
     recording = tmp_path / "coordinator.jsonl"  # the coordinator's events, shown when the client fails
@@ -251,14 +162,15 @@ def test_three_members_survive_a_leave_and_a_crash_and_consume_everything(
                   record_path=str(recording)) as emu:
         run = Run(client, emu, topic, group, tmp_path)
         emu.server.add_request_observer(run.observe)
-        producer = KafkaProducer(bootstrap_servers=emu.bootstrap_servers, client_id="matrix-producer", linger_ms=5)
+        run.producer = KafkaProducer(bootstrap_servers=emu.bootstrap_servers, client_id="matrix-producer",
+                                     linger_ms=5)
         try:
-            _scenario(run, command, producer)
+            leave_crash_and_take_over(run, command, SESSION_TIMEOUT_MS / 1000)
         except Exception as exc:  # AssertionError, TimeoutError from wait_for_group, TimeoutExpired
             failure = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
             raise AssertionError(f"{client.name}: {exc}\n{run.diagnostics()}") from None
         finally:
-            producer.close()
+            run.producer.close()
             for member in run.members.values():
                 member.stop()
             results[client.name] = report.result_of(run, client, build_s, failure)

@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -33,15 +32,13 @@ from typing import Any
 import pytest
 
 from tests.matrix import kip848_report as report
-from tests.matrix.harness import BuildFailed, ToolchainMissing, build_franz_go, build_java, python_driver
-from tests.matrix.kip848_run import GROUP_SETTINGS, PARTITIONS, Run, TargetInfo
+from tests.matrix.driver_run import PARTITIONS, build_driver, leave_crash_and_take_over
+from tests.matrix.harness import build_franz_go, build_java, python_driver
+from tests.matrix.kip848_run import GROUP_SETTINGS, Run, TargetInfo
 from tests.matrix.wiretap import WireTap
-from tests.support.kafka_broker import is_ci
 
 pytestmark = pytest.mark.clients
 
-JOIN_TIMEOUT_S = 90.0  # three JVMs starting on two shared cores
-STEP_TIMEOUT_S = 45.0
 SESSION_S = GROUP_SETTINGS["group.consumer.session.timeout.ms"] / 1000
 
 
@@ -112,48 +109,8 @@ def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[str
         report.write(report.DOC_PATH, [collected[c.id, t] for c in CLIENTS for t in TARGETS], NOT_SPEAKING)
 
 
-def _build(client: Client) -> tuple[list[str], float]:
-    started = time.monotonic()
-    try:
-        command = client.build()
-    except ToolchainMissing as exc:
-        if is_ci():
-            pytest.fail(f"{client.name}: toolchain missing in CI: {exc}", pytrace=False)
-        pytest.skip(f"{client.name}: {exc}")
-    except BuildFailed as exc:
-        pytest.fail(f"{client.name}: driver build failed: {exc}", pytrace=False)
-    return command, time.monotonic() - started
-
-
 def _scenario(run: Run, command: list[str]) -> None:
-    run.produce()
-    started = time.monotonic()
-    for name in "abc":
-        run.start(name, command)
-    run.wait_for_members(3, JOIN_TIMEOUT_S)
-    run.wait_all_consumed(STEP_TIMEOUT_S)
-    run.timings["join"] = time.monotonic() - started
-
-    a, b, c = (run.members[n] for n in "abc")
-    started = time.monotonic()
-    assert a.close(STEP_TIMEOUT_S) == 0, "member a did not exit cleanly"
-    assert a.has_event("closed"), "member a did not report closing"
-    run.wait_for_members(2, STEP_TIMEOUT_S)
-    run.timings["leave"] = time.monotonic() - started
-    run.produce()
-    run.wait_all_consumed(STEP_TIMEOUT_S)
-
-    started = time.monotonic()
-    b.crash()
-    run.produce()
-    run.wait_for_members(1, SESSION_S + STEP_TIMEOUT_S)
-    run.timings["crash"] = time.monotonic() - started
-    assert c.owned_now() == set(range(PARTITIONS))
-    run.wait_all_consumed(STEP_TIMEOUT_S)
-
-    assert c.close(STEP_TIMEOUT_S) == 0, "member c did not exit cleanly"
-    assert c.has_event("closed"), "member c did not report closing"
-    run.check_errors()
+    leave_crash_and_take_over(run, command, SESSION_S)
     run.check_spoke_kip848()
 
 
@@ -166,7 +123,7 @@ def test_three_consumer_protocol_members_survive_a_leave_and_a_fenced_crash_and_
     client: Client, target_name: str, results: dict[tuple[str, str], report.Result], tmp_path: Path,
     request: pytest.FixtureRequest,
 ) -> None:
-    command, build_s = _build(client)
+    command, build_s = build_driver(client.name, client.build)
     suffix = uuid.uuid4().hex[:6]
     topic, group = f"kip848-{client.id}-{suffix}", f"kip848-{client.id}-{suffix}"
     target_cm = _emulator(topic, tmp_path) if target_name == "emulator" else _real_broker(request)
