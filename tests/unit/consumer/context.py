@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -24,13 +24,17 @@ BAR = TopicImage(uuid.UUID("00000000-0000-0000-0000-00000000ba02"), "bar", 3)
 REBALANCE_TIMEOUT = 300_000
 
 
+def seeded_uuids() -> Callable[[], uuid.UUID]:
+    """The coordinator's UUID source, seeded: generated member ids are the same on every run."""
+    rng = random.Random(848)
+    return lambda: uuid.UUID(int=rng.getrandbits(128))
+
+
 class Ctx:
     def __init__(self, config: ConsumerGroupConfig | None = None, topics: Iterable[TopicImage] = (FOO, BAR),
                  classic: Mapping[str, str] | None = None) -> None:
-        rng = random.Random(848)
         self.classic = dict(classic or {})
-        self.coordinator = ConsumerGroupCoordinator(config or ConsumerGroupConfig(),
-                                                    lambda: uuid.UUID(int=rng.getrandbits(128)), self.classic.get)
+        self.coordinator = ConsumerGroupCoordinator(config or ConsumerGroupConfig(), seeded_uuids(), self.classic.get)
         self.topics = TopicsImage.of(topics)
         self.now = 0
         self.records: list[GroupRecord] = []  # everything so far

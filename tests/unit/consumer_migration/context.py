@@ -9,7 +9,6 @@ assignments; consumer-protocol members use ids like ``A``. Defaults follow the b
 from __future__ import annotations
 
 import itertools
-import random
 import uuid
 from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
@@ -39,8 +38,8 @@ from rebalance_lab.coordinator.consumer.view import ConsumerGroupView
 from rebalance_lab.protocol.consumer_protocol import decode_assignment, encode_assignment, encode_subscription
 from rebalance_lab.protocol.errors import ErrorCode
 from tests.support.effects_log import EffectsLog
+from tests.unit.consumer.context import FOO, seeded_uuids
 
-FOO = TopicImage(uuid.UUID("00000000-0000-0000-0000-00000000f001"), "foo", 6)
 G = "g"
 
 
@@ -69,10 +68,9 @@ class MixedCtx(EffectsLog[Any]):
         self.classic = GroupCoordinator(
             GroupConfig(min_session_timeout_ms=10, initial_rebalance_delay_ms=0, max_size=classic_max_size),
             Flavor.KAFKA_4, new_uuid=lambda: f"00000000-0000-4000-8000-{next(ids):012d}")
-        rng = random.Random(848)
         self.consumer = ConsumerGroupCoordinator(
-            ConsumerGroupConfig(migration_policy=policy, max_size=consumer_max_size),
-            lambda: uuid.UUID(int=rng.getrandbits(128)), self.classic.group_kind, classic=self.classic)
+            ConsumerGroupConfig(migration_policy=policy, max_size=consumer_max_size), seeded_uuids(),
+            self.classic.group_kind, classic=self.classic)
         self.topics = TopicsImage.of(topics)
         self.routing = GroupRouting(self.classic, self.consumer, lambda: self.topics)
         super().__init__()
