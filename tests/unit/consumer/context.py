@@ -15,6 +15,7 @@ from typing import Any
 from rebalance_lab.config import ConsumerGroupConfig
 from rebalance_lab.coordinator.consumer.coordinator import ConsumerGroupCoordinator
 from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatInput, HeartbeatResult
+from rebalance_lab.coordinator.consumer.model import ConsumerGroup
 from rebalance_lab.coordinator.consumer.topics import TopicImage, TopicsImage
 from rebalance_lab.coordinator.consumer.view import ConsumerGroupView, ConsumerMemberView
 from rebalance_lab.coordinator.records import GroupRecord
@@ -131,3 +132,18 @@ def grown(topic: TopicImage, partitions: int) -> TopicImage:
 
 def kinds(records: Iterable[GroupRecord]) -> list[str]:
     return [type(r).__name__ for r in records]
+
+
+def check_group_invariants(group: ConsumerGroup | None) -> None:
+    """What holds after every step, whatever the members do: no partition is assigned to or being revoked from
+    two members at once, and member epoch <= assignment epoch <= group epoch (spec/kip848.md §4)."""
+    if group is None:
+        return
+    holders: dict[tuple[uuid.UUID, int], str] = {}
+    for member in group.members.values():
+        for source in (member.assigned, member.pending_revocation):
+            for topic_id, partitions in source.items():
+                for p in partitions:
+                    assert holders.setdefault((topic_id, p), member.member_id) == member.member_id, (topic_id, p)
+        assert member.member_epoch <= group.assignment_epoch
+    assert group.assignment_epoch <= group.group_epoch

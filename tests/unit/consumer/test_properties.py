@@ -12,7 +12,7 @@ from rebalance_lab.config import ConsumerGroupConfig
 from rebalance_lab.coordinator.consumer.messages import HeartbeatResult
 from rebalance_lab.protocol.errors import ErrorCode
 
-from .context import BAR, Ctx, grown
+from .context import BAR, Ctx, check_group_invariants, grown
 
 MEMBERS = ("A", "B", "C", "D")
 Op = tuple[str, str, int]
@@ -70,17 +70,7 @@ ops = st.lists(st.tuples(st.sampled_from(["join", "join2", "static", "away", "hb
 
 
 def check_invariants(ctx: Ctx) -> None:
-    group = ctx.coordinator._core.groups.get("g")  # the invariants are about internal state
-    if group is None:
-        return
-    holders: dict[tuple[uuid.UUID, int], str] = {}
-    for member in group.members.values():
-        for source in (member.assigned, member.pending_revocation):
-            for topic_id, partitions in source.items():
-                for p in partitions:
-                    assert holders.setdefault((topic_id, p), member.member_id) == member.member_id, (topic_id, p)
-        assert member.member_epoch <= group.assignment_epoch
-    assert group.assignment_epoch <= group.group_epoch
+    check_group_invariants(ctx.coordinator._core.groups.get("g"))  # the invariants are about internal state
 
 
 def converge(ctx: Ctx, clients: Clients) -> None:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from rebalance_lab.coordinator.classic.messages import JoinGroupResult, SyncGroupResult
 from rebalance_lab.coordinator.consumer.migration import GroupDowngraded, GroupUpgraded
 from rebalance_lab.protocol.errors import ErrorCode
+from tests.unit.consumer.context import check_group_invariants
 
 from .context import FOO, MixedCtx, assignment, partitions
 
@@ -129,15 +130,7 @@ class ConsumerClient:
 def check_invariants(ctx: MixedCtx) -> None:
     classic, consumer = ctx.classic.group("g"), ctx.consumer._core.groups.get("g")
     assert classic is None or consumer is None, "one group id, one group type"
-    if consumer is None:
-        return
-    holders: dict[tuple[uuid.UUID, int], str] = {}
-    for member in consumer.members.values():
-        for source in (member.assigned, member.pending_revocation):
-            for topic_id, parts in source.items():
-                for p in parts:
-                    assert holders.setdefault((topic_id, p), member.member_id) == member.member_id, (topic_id, p)
-        assert member.member_epoch <= consumer.assignment_epoch <= consumer.group_epoch
+    check_group_invariants(consumer)
 
 
 ops = st.lists(st.tuples(st.sampled_from(["join", "sync", "hb", "leave", "wait"]),
