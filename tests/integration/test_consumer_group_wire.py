@@ -128,3 +128,25 @@ async def test_describe_answers_an_empty_group_id_invalid_group_id_first(server:
     assert (empty.group_id, empty.error_code, empty.error_message) == ("", ErrorCode.INVALID_GROUP_ID, None)
     assert (group.group_id, group.error_code) == ("g", ErrorCode.NONE)
     await conn.close()
+
+
+async def test_a_damaged_heartbeat_closes_only_its_connection_and_changes_nothing_in_the_group(
+        server: EmulatorServer) -> None:
+    """Kafka cannot parse it, so it closes that connection (``InvalidRequestException``); the group is untouched."""
+    foo = server.world.cluster.topics["foo"].topic_id
+    member = await connect(server)
+    joined = await join(member, "A")
+    before = server.world.services["groups"].consumer.group("g")
+    request = codec.new_request(HEARTBEAT, 1, group_id="g", member_id="A", member_epoch=joined.member_epoch,
+                                rebalance_timeout_ms=300_000, subscribed_topic_names=["foo", "bar"],
+                                topic_partitions=owned(foo, 0, 1, 2, 3, 4, 5))
+    frame = codec.encode_request(request, correlation_id=9, client_id="raw")
+    damaged = frame[:4 + 14] + b"\xff" * 6  # the header, then a group id whose length runs past the frame
+    damaged = len(damaged[4:]).to_bytes(4, "big") + damaged[4:]
+    other = await connect(server)
+    await other.send_raw(damaged)
+    assert await other.is_closed_by_peer()
+    assert server.world.services["groups"].consumer.group("g") == before
+    again = await member.request(HEARTBEAT, 1, group_id="g", member_id="A", member_epoch=joined.member_epoch)
+    assert (again.error_code, again.member_epoch) == (0, joined.member_epoch)
+    await member.close()
