@@ -227,6 +227,7 @@ class WireRun:
     rate: float = 0.0
     reconcile_cpu_s: float | None = None  # the server's CPU from the first join until reconciled
     server_cpu_us: float | None = None  # the server's CPU per plain heartbeat
+    errors: dict[int, int] = field(default_factory=dict)  # plain heartbeats answered with an error: code -> count
 
 
 def _heartbeat(group: str, m: Member, **fields: Any) -> Any:
@@ -301,14 +302,18 @@ def _error_of(payload: bytes) -> int:
     return int.from_bytes(payload[9:11], "big", signed=True)
 
 
-async def heartbeat_rate(wire: Wire, group: str, members: list[Member], seconds: float) -> tuple[int, float]:
-    """Plain heartbeats (epoch only), a window per connection, for ``seconds``: (answered, per second)."""
+async def heartbeat_rate(wire: Wire, group: str, members: list[Member], seconds: float
+                         ) -> tuple[int, float, dict[int, int]]:
+    """Plain heartbeats (epoch only), a window per connection, for ``seconds``: (answered, per second, errors).
+
+    Every answer counts; ``errors`` says how many carried which error code (the caller decides what that means)."""
     per_pipe: list[list[bytes]] = [[] for _ in wire.pipes]
     for i, m in enumerate(members):
         per_pipe[i % len(wire.pipes)].append(wire.frame(_heartbeat(group, m)))
     loop = asyncio.get_running_loop()
     drained = loop.create_future()
-    state = {"answered": 0, "in_flight": 0, "errors": 0}
+    state = {"answered": 0, "in_flight": 0}
+    codes: dict[int, int] = {}
     stop_at = time.perf_counter() + seconds
     cursors = [0] * len(wire.pipes)
 
@@ -320,8 +325,8 @@ async def heartbeat_rate(wire: Wire, group: str, members: list[Member], seconds:
 
     def on_reply(k: int, payload: bytes) -> None:
         state["in_flight"] -= 1
-        if _error_of(payload) != 0:
-            state["errors"] += 1
+        if (code := _error_of(payload)) != 0:
+            codes[code] = codes.get(code, 0) + 1
         if time.perf_counter() < stop_at:
             state["answered"] += 1
             send(k)
@@ -334,9 +339,7 @@ async def heartbeat_rate(wire: Wire, group: str, members: list[Member], seconds:
             send(k)
     await wire._wait(drained)
     elapsed = min(time.perf_counter(), stop_at) - started
-    if state["errors"]:
-        raise RuntimeError(f"{state['errors']} plain heartbeats were answered with an error")
-    return state["answered"], state["answered"] / elapsed
+    return state["answered"], state["answered"] / elapsed, codes
 
 
 async def leave_all(wire: Wire, group: str, members: list[Member]) -> None:
@@ -380,7 +383,11 @@ async def wire_run(target: str, bootstrap: str, n: int, connections: int, second
         cpu_before = cpu_seconds(server_pid)
         if cpu_start is not None and cpu_before is not None:
             run.reconcile_cpu_s = cpu_before - cpu_start
-        run.requests, run.rate = await heartbeat_rate(wire, group, members, seconds)
+        run.requests, run.rate, run.errors = await heartbeat_rate(wire, group, members, seconds)
+        if run.errors and target.startswith("emulator"):
+            # The emulator of a reconciled group must answer every plain heartbeat. A real broker on a loaded
+            # machine sometimes does not (seen in a full test run: 21 errors in a 1 s warm-up); that is reported.
+            raise RuntimeError(f"{target}: plain heartbeats answered with errors (code: count) {run.errors}")
         cpu_after = cpu_seconds(server_pid)
         if cpu_before is not None and cpu_after is not None and run.requests:
             run.server_cpu_us = (cpu_after - cpu_before) / run.requests * 1e6
@@ -394,13 +401,14 @@ def _line(run: WireRun) -> str:
     cpu = (f" (server CPU {run.reconcile_cpu_s:.2f} s)" if run.reconcile_cpu_s is not None else "",
            f"; server CPU {run.server_cpu_us:.0f} us/heartbeat" if run.server_cpu_us is not None else "")
     return (f"{run.target:9} N={run.members:5}: reconciled in {run.reconciled_s:7.2f} s{cpu[0]}, {run.rounds} rounds; "
-            f"{run.rate:9,.0f} heartbeats/s ({run.requests:,} answered){cpu[1]}")
+            f"{run.rate:9,.0f} heartbeats/s ({run.requests:,} answered){cpu[1]}"
+            + (f"; errors (code: count) {run.errors}" if run.errors else ""))
 
 
-def warm_up(bootstrap: str, sizes: list[int], connections: int) -> None:
+def warm_up(target: str, bootstrap: str, sizes: list[int], connections: int) -> None:
     """An unreported group first (a fifth of the smallest size, 1 s of heartbeats): the broker's JIT compiles
     the paths the measured groups take, and both targets have served the topic once."""
-    asyncio.run(wire_run("warm-up", bootstrap, max(2, sizes[0] // 5), connections, 1.0, None))
+    asyncio.run(wire_run(f"{target} warm-up", bootstrap, max(2, sizes[0] // 5), connections, 1.0, None))
 
 
 def wire_part(sizes: list[int], partitions: int, connections: int, seconds: float, broker_jvm: str | None) -> None:
@@ -411,7 +419,7 @@ def wire_part(sizes: list[int], partitions: int, connections: int, seconds: floa
     emulator = EmulatorProcess()
     try:
         asyncio.run(create_topic(emulator.bootstrap, partitions))
-        warm_up(emulator.bootstrap, sizes, connections)
+        warm_up("emulator", emulator.bootstrap, sizes, connections)
         for n in sizes:
             run = asyncio.run(wire_run("emulator", emulator.bootstrap, n, connections, seconds, emulator.proc.pid))
             runs["emulator", n] = run
@@ -422,7 +430,7 @@ def wire_part(sizes: list[int], partitions: int, connections: int, seconds: floa
     if broker_jvm is not None:
         with broker_target(broker_jvm) as (bootstrap, pid):
             asyncio.run(create_topic(bootstrap, partitions))
-            warm_up(bootstrap, sizes, connections)
+            warm_up("kafka", bootstrap, sizes, connections)
             for n in sizes:
                 run = asyncio.run(wire_run("kafka", bootstrap, n, connections, seconds, pid))
                 runs["kafka", n] = run
