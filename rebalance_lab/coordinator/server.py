@@ -326,7 +326,7 @@ class EmulatorServer:
                 f"unsupported version {header.api_version} of {codec.API_NAMES.get(header.api_key)}"
             )
         try:
-            request = fast or codec.decode_request(payload)
+            request = fast or codec.decode_request_generic(payload)  # the fast path already said no
         except MalformedRequest as exc:
             raise ConnectionClosed(str(exc)) from exc
         for observer in self._request_observers:
