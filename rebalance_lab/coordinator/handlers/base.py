@@ -53,6 +53,10 @@ class RequestContext:
     connection_id: int
     broker: BrokerNode
     world: World
+    # The authenticated principal of the connection (Kafka's KafkaPrincipal as "User:NAME"). A PLAINTEXT or
+    # SSL-without-client-certificate listener authenticates everyone as ANONYMOUS, as Kafka does.
+    principal: str = "User:ANONYMOUS"
+    listener: str = "PLAINTEXT"  # the security protocol of the listener the request came in on
 
 
 HandlerResult = Any | Parked | Awaitable[Any]
