@@ -13,6 +13,8 @@ from typing import NoReturn
 
 from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.replay.cli import add_replay_parser, run_replay
+from rebalance_lab.security import options as security_options
+from rebalance_lab.security.listeners import ListenerSecurity
 
 EXIT_USAGE = 2
 
@@ -108,6 +110,7 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     groups.add_argument("--offsets-topic-partitions", type=_positive, default=50,
                         help="offsets.topic.num.partitions: decides each group's coordinator (default: 50)")
     _add_consumer_group_options(serve)
+    security_options.add_arguments(serve)
     out = serve.add_argument_group("observing")
     out.add_argument("--record", metavar="FILE", help="write every coordinator event as JSON Lines to FILE")
     out.add_argument("--explain", action="store_true", help="narrate each rebalance step on standard output")
@@ -285,7 +288,7 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
         max_size=args.group_max_size,
         offsets_topic_num_partitions=args.offsets_topic_partitions,
     )
-    return EmulatorConfig(
+    config = EmulatorConfig(
         host=args.host, port=args.port, advertised_host=args.advertised_host,
         advertised_port=args.advertised_port, brokers=args.brokers, racks=racks, cluster_id=args.cluster_id,
         flavor=Flavor(args.flavor), auto_create_topics=not args.no_auto_create_topics,
@@ -294,7 +297,10 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
         api_versions=args.api_versions, group=group, consumer_group=_consumer_group_config(args),
         record_path=args.record, explain=args.explain,
         seed=args.seed, control_port=args.control_port, control_host=args.control_host,
+        **security_options.config_fields(args),
     )
+    ListenerSecurity.build(config)  # a bad certificate, users file or combination is a usage error (exit 2)
+    return config
 
 
 async def _serve(config: EmulatorConfig) -> None:

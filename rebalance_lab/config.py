@@ -117,6 +117,14 @@ class EmulatorConfig:
     placement: str = "auto"  # replica placer: auto (by flavor), striped (KRaft) or adminutils (ZooKeeper era)
     topics: tuple[tuple[str, int], ...] = ()  # topics created at start-up: (name, partitions)
     max_request_bytes: int = 104_857_600  # socket.request.max.bytes
+    # Security (rebalance_lab/security): one listener protocol for every emulated broker
+    listener: str = "PLAINTEXT"  # PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
+    sasl_mechanisms: tuple[str, ...] = ()  # PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (SASL listeners: default PLAIN)
+    users: tuple[str, ...] = ()  # NAME:PASSWORD, for every enabled mechanism
+    users_file: str | None = None  # JSON {"name": "password"} or NAME:PASSWORD lines
+    ssl_certfile: str | None = None  # PEM certificate chain of the brokers
+    ssl_keyfile: str | None = None  # PEM private key (None: in the certfile)
+    ssl_cafile: str | None = None  # PEM CA of client certificates: mutual TLS (ssl.client.auth=required)
     api_versions: str = "codec"  # a preset name or a JSON file (see protocol/versions.py)
     group: GroupConfig = field(default_factory=GroupConfig)
     consumer_group: ConsumerGroupConfig = field(default_factory=ConsumerGroupConfig)  # KIP-848 groups (kafka-4)

@@ -37,6 +37,8 @@ from rebalance_lab.coordinator.world import BrokerNode, World
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError, MalformedRequest
 from rebalance_lab.protocol.versions import VersionTable
+from rebalance_lab.security.listeners import ConnectionSecurity, ListenerSecurity
+from rebalance_lab.security.sasl import Step
 
 log = logging.getLogger("rebalance_lab.server")
 _READ_SIZE = 256 * 1024  # one read takes every pipelined request already received
@@ -47,7 +49,11 @@ RequestObserver = Callable[[int, int, str], None]  # (api_key, api_version, clie
 
 
 class ConnectionClosed(Exception):
-    """The server decided to close a connection (the reason is logged)."""
+    """The server decided to close a connection (the reason is logged), after writing ``farewell`` if any."""
+
+    def __init__(self, reason: str, farewell: bytes | None = None) -> None:
+        super().__init__(reason)
+        self.farewell = farewell
 
 
 class _Output:
@@ -77,6 +83,12 @@ class _Output:
         if pending and not self._writer.is_closing():
             self._writer.write(pending[0] if len(pending) == 1 else b"".join(pending))
         pending.clear()
+
+
+def _authentication_answer(step: Step) -> bytes | None:
+    if step.close:
+        raise ConnectionClosed(step.reason, step.reply)
+    return step.reply
 
 
 def _bind(host: str, port: int) -> socket.socket:
@@ -116,6 +128,8 @@ class EmulatorServer:
         self._world: World | None = None
         self._cleanups: list[Callable[[], None]] = []
         self._request_observers: list[RequestObserver] = []
+        self._security = ListenerSecurity.build(self.config)  # TLS and SASL of the listener (security/)
+        self._sessions: dict[int, ConnectionSecurity] = {}
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -145,7 +159,9 @@ class EmulatorServer:
             world.cluster.create_topic(topic, partitions)
         for broker, sock in zip(brokers, sockets, strict=True):
             node = world.nodes[broker.node_id]
-            server = await asyncio.start_server(self._client_handler(node), sock=sock)
+            server = await asyncio.start_server(
+                self._client_handler(node), sock=sock, ssl=self._security.ssl_context
+            )
             self._servers.append(server)
         self._arm_timer()
         return self
@@ -263,12 +279,16 @@ class EmulatorServer:
             task = asyncio.current_task()
             assert task is not None
             self._connections[cid] = (task, writer)
+            self._sessions[cid] = self._security.session(
+                writer.get_extra_info("ssl_object"), self.world.versions, error_response
+            )
             try:
                 await self._serve_connection(cid, node, reader, writer)
             except asyncio.CancelledError:
                 pass  # stop() or close_connections() ended this connection on purpose
             finally:
                 self._connections.pop(cid, None)
+                self._sessions.pop(cid, None)
                 writer.close()
                 with contextlib.suppress(Exception):
                     await writer.wait_closed()
@@ -300,12 +320,17 @@ class EmulatorServer:
                 out.flush()
                 await writer.drain()
         except (ConnectionClosed, FrameError) as exc:
+            if isinstance(exc, ConnectionClosed) and exc.farewell is not None:
+                out.add(exc.farewell)  # e.g. SASL_AUTHENTICATION_FAILED: Kafka answers, then closes
             out.flush()  # the answers to the requests before the bad one still go out, in order
             log.warning("closing connection %d from %s to broker %d: %s", cid, host, node.node_id, exc)
         except (ConnectionError, asyncio.IncompleteReadError):
             return
 
     async def _process(self, cid: int, node: BrokerNode, host: str, payload: bytes) -> bytes | None:
+        session = self._sessions[cid]
+        if session.authenticating and not (step := session.receive(payload)).passthrough:
+            return _authentication_answer(step)  # SASL listeners: Kafka's SaslServerAuthenticator sees it first
         # A request a fast path reads (a plain KIP-848 heartbeat) is decoded once, header and body together;
         # the checks below do not depend on the body, so their order and verdicts stay as for any request.
         fast = codec.decode_request_fast(payload)
@@ -335,7 +360,8 @@ class EmulatorServer:
             except Exception:
                 log.exception("a request observer raised; the emulator keeps serving")
         ctx = RequestContext(
-            header.api_key, header.api_version, header.correlation_id, request.client_id, host, cid, node, world
+            header.api_key, header.api_version, header.correlation_id, request.client_id, host, cid, node, world,
+            session.principal, session.listener,
         )
         # The one fault-injection hook: a pass-through unless a fault controller is installed
         # (rebalance_lab.faults registers itself as world.services["faults"]; not imported here, so

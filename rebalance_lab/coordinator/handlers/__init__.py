@@ -28,6 +28,7 @@ HANDLER_MODULES: tuple[str, ...] = (
     "delete_topics",
     "create_partitions",
     "consumer_group_heartbeat", "consumer_group_describe",
+    "sasl_handshake", "sasl_authenticate",
 )
 
 

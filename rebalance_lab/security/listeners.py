@@ -1,0 +1,140 @@
+"""A listener's security protocol and what each of its connections needs (Kafka's ``ChannelBuilder``s).
+
+``ListenerSecurity.build(config)`` checks the options once at start; ``session(ssl_object)`` gives one
+connection its :class:`ConnectionSecurity`: the principal (ANONYMOUS, the client certificate's subject, or
+``User:<name>`` once SASL completes) and, on SASL listeners, the authenticator every frame passes until
+authentication completes.
+"""
+
+from __future__ import annotations
+
+import ssl
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, Protocol
+
+from rebalance_lab.protocol.versions import VersionTable
+from rebalance_lab.security.mechanisms import MECHANISMS
+from rebalance_lab.security.sasl import ErrorAnswer, SaslAuthenticator, Step
+from rebalance_lab.security.tls import ANONYMOUS, peer_principal, server_context
+from rebalance_lab.security.users import UserStore, parse_user, read_users_file
+
+
+class SecurityProtocol(StrEnum):
+    PLAINTEXT = "PLAINTEXT"
+    SSL = "SSL"
+    SASL_PLAINTEXT = "SASL_PLAINTEXT"
+    SASL_SSL = "SASL_SSL"
+
+    @property
+    def tls(self) -> bool:
+        return self in (SecurityProtocol.SSL, SecurityProtocol.SASL_SSL)
+
+    @property
+    def sasl(self) -> bool:
+        return self in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL)
+
+
+class ListenerConfigError(ValueError):
+    """Security options that do not fit together (one line, for the CLI's exit code 2)."""
+
+
+class SecurityOptions(Protocol):
+    """The ``serve`` options of a listener (EmulatorConfig's fields of the same names)."""
+
+    @property
+    def listener(self) -> str: ...
+    @property
+    def sasl_mechanisms(self) -> tuple[str, ...]: ...
+    @property
+    def users(self) -> tuple[str, ...]: ...  # NAME:PASSWORD
+    @property
+    def users_file(self) -> str | None: ...
+    @property
+    def ssl_certfile(self) -> str | None: ...
+    @property
+    def ssl_keyfile(self) -> str | None: ...
+    @property
+    def ssl_cafile(self) -> str | None: ...
+
+
+class ConnectionSecurity:
+    """One connection: its principal, and its SASL exchange while that is not complete."""
+
+    def __init__(self, listener: str, principal: str, authenticator: SaslAuthenticator | None) -> None:
+        self.listener = listener
+        self._principal = principal
+        self.authenticator = authenticator
+
+    @property
+    def authenticating(self) -> bool:
+        return self.authenticator is not None and not self.authenticator.complete
+
+    @property
+    def principal(self) -> str:
+        if self.authenticator is not None:
+            name = self.authenticator.username
+            return f"User:{name}" if name is not None else ANONYMOUS
+        return self._principal
+
+    def receive(self, payload: bytes) -> Step:
+        assert self.authenticator is not None
+        return self.authenticator.receive(payload)
+
+
+@dataclass(frozen=True)
+class ListenerSecurity:
+    protocol: SecurityProtocol
+    mechanisms: tuple[str, ...]
+    users: UserStore
+    ssl_context: ssl.SSLContext | None
+
+    @classmethod
+    def build(cls, options: SecurityOptions) -> ListenerSecurity:
+        protocol = _protocol(options.listener)
+        mechanisms = _mechanisms(protocol, options.sasl_mechanisms)
+        users = UserStore.build(_users(options), mechanisms)
+        if protocol.sasl and not users.passwords:
+            raise ListenerConfigError(f"the {protocol} listener needs at least one --user or --users-file")
+        context = None
+        if protocol.tls:
+            if not options.ssl_certfile:
+                raise ListenerConfigError(f"the {protocol} listener needs --ssl-certfile (and --ssl-keyfile)")
+            context = server_context(options.ssl_certfile, options.ssl_keyfile, options.ssl_cafile)
+        elif options.ssl_certfile or options.ssl_cafile:
+            raise ListenerConfigError(f"--ssl-* options need an SSL or SASL_SSL listener, not {protocol}")
+        return cls(protocol, mechanisms, users, context)
+
+    def session(self, ssl_object: Any, versions: VersionTable, error_answer: ErrorAnswer) -> ConnectionSecurity:
+        principal = peer_principal(ssl_object) if self.protocol is SecurityProtocol.SSL else ANONYMOUS
+        authenticator = (
+            SaslAuthenticator(self.mechanisms, self.users, versions, error_answer) if self.protocol.sasl else None
+        )
+        return ConnectionSecurity(self.protocol.value, principal, authenticator)
+
+
+def _protocol(name: str) -> SecurityProtocol:
+    try:
+        return SecurityProtocol(name.upper())
+    except ValueError:
+        known = ", ".join(p.value for p in SecurityProtocol)
+        raise ListenerConfigError(f"unknown listener {name!r}; known: {known}") from None
+
+
+def _mechanisms(protocol: SecurityProtocol, asked: Sequence[str]) -> tuple[str, ...]:
+    unknown = [m for m in asked if m.upper() not in MECHANISMS]
+    if unknown:
+        raise ListenerConfigError(f"unknown SASL mechanism {unknown[0]!r}; known: {', '.join(MECHANISMS)}")
+    if asked and not protocol.sasl:
+        raise ListenerConfigError(f"--sasl-mechanism needs a SASL_PLAINTEXT or SASL_SSL listener, not {protocol}")
+    if protocol.sasl and not asked:
+        return ("PLAIN",)  # Kafka's sasl.enabled.mechanisms default is GSSAPI, which is not offered here
+    return tuple(dict.fromkeys(m.upper() for m in asked))
+
+
+def _users(options: SecurityOptions) -> list[tuple[str, str]]:
+    users = [parse_user(spec) for spec in options.users]
+    if options.users_file:
+        users += read_users_file(options.users_file)
+    return users
