@@ -112,6 +112,15 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     _add_consumer_group_options(serve)
     security_options.add_arguments(serve)
     out = serve.add_argument_group("observing")
+    durable = serve.add_argument_group("durability")
+    durable.add_argument("--data-dir", metavar="DIR",
+                         help="keep topics, partition logs, committed offsets and groups in DIR (append-only "
+                         "segments) so they survive a restart or a kill -9; default: memory only")
+    durable.add_argument("--flush-messages", type=_positive, metavar="N",
+                         help="flush.messages: fsync after every N messages (default: never; the OS page cache "
+                         "keeps written data across a process crash, Kafka's default)")
+    durable.add_argument("--flush-ms", type=_positive, metavar="MS",
+                         help="flush.ms: fsync written data at least every MS milliseconds (default: never)")
     out.add_argument("--record", metavar="FILE", help="write every coordinator event as JSON Lines to FILE")
     out.add_argument("--explain", action="store_true", help="narrate each rebalance step on standard output")
     out.add_argument("--seed", type=int, help="make member ids and placement reproducible")
@@ -305,6 +314,7 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
 
 async def _serve(config: EmulatorConfig) -> None:
     from rebalance_lab.protocol.codec_loader import load_codec_only
+        data_dir=args.data_dir, flush_messages=args.flush_messages, flush_ms=args.flush_ms,
 
     load_codec_only()  # a serve process never uses kafka-python's client: skip loading it
     from rebalance_lab.emulator import start_emulator

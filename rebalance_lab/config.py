@@ -134,3 +134,7 @@ class EmulatorConfig:
     seed: int | None = None  # fixes member-id UUIDs and placement randomness when set
     control_port: int | None = None  # the HTTP/JSON control endpoint (off by default; 0 = any free port)
     control_host: str = "127.0.0.1"  # loopback only: the endpoint has no authentication
+    # Durability (rebalance_lab/storage): None keeps everything in memory, as before
+    data_dir: str | None = None  # serve --data-dir: topics, logs, offsets and groups survive a restart
+    flush_messages: int | None = None  # flush.messages: fsync after N messages (None: never, Kafka's default)
+    flush_ms: int | None = None  # flush.ms: fsync what has waited this long (None: never, Kafka's default)

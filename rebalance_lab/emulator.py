@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import IO
 
 from rebalance_lab.config import EmulatorConfig
@@ -37,18 +38,37 @@ def observer_hooks(config: EmulatorConfig, explain_to: IO[str] | None = None) ->
     return hooks, opened
 
 
+def storage_hook(config: EmulatorConfig, closers: list[Callable[[], None]]) -> list[WorldHook]:
+    """``--data-dir``: load the directory into the world first, then write every change to it. The
+    storage package is imported only here, so a memory-only emulator starts as fast as before."""
+    if config.data_dir is None:
+        return []
+    data_dir = config.data_dir
+
+    def load(world: World) -> None:
+        from rebalance_lab.storage import service
+        from rebalance_lab.storage.segments import FlushPolicy
+
+        storage = service.install(world, data_dir, FlushPolicy(config.flush_messages, config.flush_ms))
+        closers.append(storage.close)
+
+    return [load]
+
+
 async def start_emulator(
     config: EmulatorConfig, *, clock: Clock | None = None, explain_to: IO[str] | None = None
 ) -> EmulatorServer:
     """A started :class:`EmulatorServer`; the caller stops it with ``await server.stop()``."""
+    closers: list[Callable[[], None]] = []
     hooks, opened = observer_hooks(config, explain_to)
-    server = EmulatorServer(config, clock=clock, world_hooks=tuple(hooks))
-    for out in opened:
-        server.add_cleanup(out.close)
+    closers.extend(out.close for out in opened)
+    server = EmulatorServer(config, clock=clock, world_hooks=(*storage_hook(config, closers), *hooks))
     try:
         await server.start()
     except BaseException:
-        for out in opened:
-            out.close()
+        for close in closers:
+            close()
         raise
+    for close in closers:
+        server.add_cleanup(close)
     return server

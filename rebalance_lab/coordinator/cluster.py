@@ -285,6 +285,20 @@ class ClusterMetadata:
         self._notify(name, None)
         return info
 
+    def restore_topic(self, info: TopicInfo) -> None:
+        """Put back a topic read from a data directory (``serve --data-dir``); no listener is told.
+
+        Every broker starts alive, so each partition's replicas are all in sync again and the first one
+        leads; a leader that differs from the stored one bumps the leader epoch, as the controller's
+        ``PartitionChangeBuilder`` does."""
+        for p in info.partitions:
+            p.isr = [r for r in p.replicas if r in self.brokers] or list(p.replicas)
+            leader = p.isr[0]
+            if leader != p.leader_id:
+                p.leader_id = leader
+                p.leader_epoch += 1
+        self.topics[info.name] = info
+
     def topic_by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
         return next((t for t in self.topics.values() if t.topic_id == topic_id), None)
 

@@ -101,6 +101,13 @@ class PartitionLog:
         self._remember_producer(header, base)
         return AppendResult(base, -1 if append_time is None else append_time, self.log_start_offset)
 
+    def restore(self, data: bytes) -> None:
+        """Put back a batch read from a data directory, as stored; the producer state is rebuilt from the
+        batches as ``ProducerStateManager`` rebuilds it from the log on recovery."""
+        header = record_batch.parse_header(data)
+        self._store(data, header.max_timestamp)
+        self._remember_producer(header, header.base_offset)
+
     def _store(self, data: bytes, max_timestamp: int) -> None:
         header = record_batch.parse_header(data)
         last = header.base_offset + header.last_offset_delta

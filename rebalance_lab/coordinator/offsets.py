@@ -38,6 +38,8 @@ class CommitTimeExpiry:
 
 TopicPartitionKey = tuple[str, int]
 GroupLookup = Callable[[str], GroupView | CommitTimeExpiry | None]
+# Told of every stored change: (group, (topic, partition), the new value or None when removed).
+OffsetListener = Callable[[str, TopicPartitionKey, CommittedOffset | None], None]
 SubscribedTopics = Callable[[GroupView], frozenset[str] | None]
 
 
@@ -46,11 +48,14 @@ class OffsetStore:
         self.config = config
         self._groups: dict[str, dict[TopicPartitionKey, CommittedOffset]] = {}
         self._timers: TimerQueue[str, None] = TimerQueue()
+        self.listener: OffsetListener | None = None  # the data directory's writer (serve --data-dir)
 
     # -- reads and writes -------------------------------------------------------------
 
     def commit(self, group_id: str, topic: str, partition: int, value: CommittedOffset) -> None:
         self._groups.setdefault(group_id, {})[(topic, partition)] = value
+        if self.listener is not None:
+            self.listener(group_id, (topic, partition), value)
 
     def fetch(self, group_id: str, topic: str, partition: int) -> CommittedOffset | None:
         return self._groups.get(group_id, {}).get((topic, partition))
@@ -62,19 +67,29 @@ class OffsetStore:
         offsets = self._groups.get(group_id)
         if offsets is None or offsets.pop((topic, partition), None) is None:
             return False
+        self._removed(group_id, [(topic, partition)])
         if not offsets:
             del self._groups[group_id]
         return True
 
     def delete_group(self, group_id: str) -> int:
-        return len(self._groups.pop(group_id, {}))
+        removed = self._groups.pop(group_id, {})
+        self._removed(group_id, list(removed))
+        return len(removed)
+
+    def _removed(self, group_id: str, keys: list[TopicPartitionKey]) -> None:
+        if self.listener is not None:
+            for key in keys:
+                self.listener(group_id, key, None)
 
     def delete_topic(self, topic: str) -> None:
         """Offsets of a deleted topic go with it (``GroupCoordinator.onPartitionsDeleted``)."""
         for group_id in list(self._groups):
             offsets = self._groups[group_id]
-            for key in [k for k in offsets if k[0] == topic]:
+            gone = [k for k in offsets if k[0] == topic]
+            for key in gone:
                 del offsets[key]
+            self._removed(group_id, gone)
             if not offsets:
                 del self._groups[group_id]
 
@@ -105,8 +120,10 @@ class OffsetStore:
         retention_ms = self.config.offsets_retention_minutes * 60_000
         for group_id in list(self._groups):
             offsets = self._groups[group_id]
-            for key in _expired(offsets.items(), lookup(group_id), now_ms, retention_ms, subscribed):
+            gone = _expired(offsets.items(), lookup(group_id), now_ms, retention_ms, subscribed)
+            for key in gone:
                 del offsets[key]
+            self._removed(group_id, gone)
             if not offsets:
                 del self._groups[group_id]
                 emptied.append(group_id)

@@ -156,7 +156,8 @@ class EmulatorServer:
             hook(world)
         self._world = world
         for topic, partitions in self.config.topics:
-            world.cluster.create_topic(topic, partitions)
+            if topic not in world.cluster.topics:  # a data directory may have brought it back (--data-dir)
+                world.cluster.create_topic(topic, partitions)
         for broker, sock in zip(brokers, sockets, strict=True):
             node = world.nodes[broker.node_id]
             server = await asyncio.start_server(

@@ -22,6 +22,7 @@ from rebalance_lab.coordinator.classic import (
     leave,
     offsets_gate,
     rebalance,
+    restore,
     sync,
 )
 from rebalance_lab.coordinator.classic.context import (
@@ -180,6 +181,14 @@ class GroupCoordinator:
         """A consumer group's remaining classic members become this coordinator's group (downgrade)."""
         fx = Effects()
         conversion.adopt(self._core, fx, now_ms, downgrade)
+        return fx
+
+    # -- a data directory (serve --data-dir) --------------------------------------------------
+
+    def load_group(self, now_ms: int, view: GroupView) -> Effects:
+        """A group read back from its last stored metadata record (``restore.restore_group``)."""
+        fx = Effects()
+        restore.restore_group(self._core, fx, now_ms, view)
         return fx
 
     # -- operator actions (fault injection, tests) ------------------------------------------

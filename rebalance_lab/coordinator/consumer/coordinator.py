@@ -29,6 +29,7 @@ from rebalance_lab.coordinator.consumer.topics import TopicsImage
 from rebalance_lab.coordinator.consumer.validation import validate_request
 from rebalance_lab.coordinator.consumer.view import ConsumerGroupView, group_view
 from rebalance_lab.coordinator.effects import Effects
+from rebalance_lab.coordinator.records import GroupRecord
 from rebalance_lab.coordinator.timers import Due
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
@@ -97,6 +98,25 @@ class ConsumerGroupCoordinator(ClassicMemberApis):
             change()
         if self._core.classic is not None:
             fx.extend(migration.finish(self._core.classic, p.now_ms, p.records))
+
+    # -- a data directory (serve --data-dir) ----------------------------------------------------------------------
+
+    def load(self, now_ms: int, records: Iterable[GroupRecord]) -> None:
+        """Rebuild the groups from their stored records (the same fold as :meth:`_commit`), then arm the timers
+        ``GroupMetadataManager.onLoaded`` arms: every member's session timeout from now, and the rebalance
+        timeout of a member still revoking partitions."""
+        for record in records:
+            group = self._core.groups.get(record.group_id)
+            if group is None:
+                group = self._core.groups[record.group_id] = ConsumerGroup(record.group_id)
+            apply(group, record)
+            if isinstance(record, GroupDeleted | migration.GroupDowngraded):
+                del self._core.groups[record.group_id]
+        for group in self._core.groups.values():
+            for member in group.members.values():
+                self._core.timers.schedule((TimerKind.SESSION, group.group_id, member.member_id),
+                                           now_ms + self._core.config.session_timeout_ms, TimerPayload())
+                heartbeat.rebalance_timer(self._core, group.group_id, member, now_ms)
 
     # -- metadata ------------------------------------------------------------------------------------------------
 
