@@ -229,9 +229,16 @@ class Emulator:
         """Committed offsets with leader epoch, metadata and commit time, sorted by topic and partition."""
         return self._on_loop(lambda: views.offsets_json(self.server.world, group_id))
 
-    def history(self, group_id: str) -> list[dict[str, Any]]:
-        """Every generation of the group, oldest first: members, votes, leader, decoded assignments."""
+    def history(self, group_id: str) -> views.History:
+        """The group's generations (KIP-848: group epochs), oldest first: members, votes, leader, decoded
+        assignments. Only the newest ``history_limit`` (default 1,000) per group and ``history_total_limit``
+        (10,000) in all are kept; the answer, a list, also carries ``.limit`` and ``.dropped`` (older entries
+        forgotten). ``history_limit=0`` turns the history off."""
         return self._on_loop(lambda: views.history_of(self.server.world).of(group_id))
+
+    def history_summary(self) -> dict[str, Any]:
+        """The history's caps, how many entries it keeps, and how many it dropped (as ``GET /history``)."""
+        return self._on_loop(lambda: views.history_of(self.server.world).store.summary())
 
     def brokers(self) -> list[dict[str, Any]]:
         return self._on_loop(lambda: views.brokers_json(self.server.world))

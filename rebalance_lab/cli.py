@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -14,6 +15,7 @@ from typing import NoReturn
 from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.replay.cli import add_replay_parser, run_replay
 from rebalance_lab.security import options as security_options
+from rebalance_lab.security.acls import load_acl_file
 from rebalance_lab.security.listeners import ListenerSecurity
 
 EXIT_USAGE = 2
@@ -111,7 +113,14 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
                         help="offsets.topic.num.partitions: decides each group's coordinator (default: 50)")
     _add_consumer_group_options(serve)
     security_options.add_arguments(serve)
-    out = serve.add_argument_group("observing")
+    authz = serve.add_argument_group("authorization (Kafka's StandardAuthorizer)")
+    authz.add_argument("--acl-file", metavar="PATH",
+                       help='enforce the ACLs of a JSON file {"acls": [...]} (README, "Authorization"); admin '
+                            "clients may change them with CreateAcls/DeleteAcls. Without it: no authorizer")
+    authz.add_argument("--super-user", action="append", default=[], metavar="PRINCIPAL",
+                       help="super.users: a principal allowed everything, e.g. User:admin (repeatable)")
+    authz.add_argument("--allow-everyone-if-no-acl-found", action="store_true",
+                       help="allow.everyone.if.no.acl.found: a resource without any ACL is open to everyone")
     durable = serve.add_argument_group("durability")
     durable.add_argument("--data-dir", metavar="DIR",
                          help="keep topics, partition logs, committed offsets and groups in DIR (append-only "
@@ -121,6 +130,7 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
                          "keeps written data across a process crash, Kafka's default)")
     durable.add_argument("--flush-ms", type=_positive, metavar="MS",
                          help="flush.ms: fsync written data at least every MS milliseconds (default: never)")
+    out = serve.add_argument_group("observing")
     out.add_argument("--record", metavar="FILE", help="write every coordinator event as JSON Lines to FILE")
     out.add_argument("--explain", action="store_true", help="narrate each rebalance step on standard output")
     out.add_argument("--seed", type=int, help="make member ids and placement reproducible")
@@ -130,6 +140,14 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
                      help="serve the HTTP/JSON control endpoint (inspection, faults) on PORT; off by default")
     ctl.add_argument("--control-host", default="127.0.0.1",
                      help="loopback address for --control-port (default: %(default)s; other hosts are refused)")
+    ctl.add_argument("--control-token", metavar="TOKEN", default=os.environ.get("REBALANCE_LAB_CONTROL_TOKEN"),
+                     help="require 'Authorization: Bearer TOKEN' on every control request (default: the "
+                          "REBALANCE_LAB_CONTROL_TOKEN environment variable; none when unset)")
+    ctl.add_argument("--history-limit", type=_non_negative, default=1_000, metavar="N",
+                     help="generations (KIP-848: group epochs) kept per group for GET /groups/ID/history, oldest "
+                          "dropped first (default: %(default)s; 0 keeps none)")
+    ctl.add_argument("--history-total-limit", type=_non_negative, default=10_000, metavar="N",
+                     help="history entries kept across all groups (default: %(default)s)")
 
 
 def _add_consumer_group_options(serve: _Parser) -> None:
@@ -305,16 +323,22 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
         max_request_bytes=args.max_request_bytes,
         api_versions=args.api_versions, group=group, consumer_group=_consumer_group_config(args),
         record_path=args.record, explain=args.explain,
+        data_dir=args.data_dir, flush_messages=args.flush_messages, flush_ms=args.flush_ms,
         seed=args.seed, control_port=args.control_port, control_host=args.control_host,
+        control_token=args.control_token or None, history_limit=args.history_limit,
+        history_total_limit=args.history_total_limit,
         **security_options.config_fields(args),
+        acl_file=args.acl_file, super_users=tuple(args.super_user),
+        allow_everyone_if_no_acl_found=args.allow_everyone_if_no_acl_found,
     )
+    if config.acl_file is not None:
+        load_acl_file(config.acl_file)  # a bad ACL file is a usage error (exit 2), before any port is bound
     ListenerSecurity.build(config)  # a bad certificate, users file or combination is a usage error (exit 2)
     return config
 
 
 async def _serve(config: EmulatorConfig) -> None:
     from rebalance_lab.protocol.codec_loader import load_codec_only
-        data_dir=args.data_dir, flush_messages=args.flush_messages, flush_ms=args.flush_ms,
 
     load_codec_only()  # a serve process never uses kafka-python's client: skip loading it
     from rebalance_lab.emulator import start_emulator

@@ -133,7 +133,11 @@ class EmulatorConfig:
     explain: bool = False
     seed: int | None = None  # fixes member-id UUIDs and placement randomness when set
     control_port: int | None = None  # the HTTP/JSON control endpoint (off by default; 0 = any free port)
-    control_host: str = "127.0.0.1"  # loopback only: the endpoint has no authentication
+    control_host: str = "127.0.0.1"  # loopback only: the endpoint can stop brokers
+    control_token: str | None = None  # when set, every control request needs "Authorization: Bearer <token>"
+    # the toolkit's generation history: entries kept per group and in all (oldest dropped first); 0 turns it off
+    history_limit: int = 1_000
+    history_total_limit: int = 10_000
     # Durability (rebalance_lab/storage): None keeps everything in memory, as before
     data_dir: str | None = None  # serve --data-dir: topics, logs, offsets and groups survive a restart
     flush_messages: int | None = None  # flush.messages: fsync after N messages (None: never, Kafka's default)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from rebalance_lab.control.views import any_group_json, brokers_json, groups_json, history_of, offsets_json
 from rebalance_lab.coordinator.classic.admin import AdminError, NotFound
@@ -19,8 +19,16 @@ from rebalance_lab.coordinator.world import World
 from rebalance_lab.faults.controller import FaultController, faults_of
 
 Json = Any
-Response = tuple[int, Json]
 Advance = Callable[[int], None]
+
+
+class Reply(NamedTuple):
+    status: int
+    payload: Json
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+Response = tuple[int, Json] | Reply
 
 
 class HttpError(Exception):
@@ -165,6 +173,7 @@ class Router:
             ("GET", re.compile(r"/groups/([^/]+)"), self._group),
             ("GET", re.compile(r"/groups/([^/]+)/offsets"), self._offsets),
             ("GET", re.compile(r"/groups/([^/]+)/history"), self._history),
+            ("GET", re.compile(r"/history"), lambda b: (200, history_of(self.world).store.summary())),
             ("GET", re.compile(r"/brokers"), lambda b: (200, brokers_json(self.world))),
             ("POST", re.compile(r"/faults"), self._fault),
             ("DELETE", re.compile(r"/faults"), lambda b: self._run_fault("clear", b)),
@@ -177,17 +186,18 @@ class Router:
             ("POST", re.compile(r"/brokers/(\d+)/(down|up)"), self._broker),
         ]
 
-    def handle(self, method: str, path: str, raw: bytes) -> Response:
+    def handle(self, method: str, path: str, raw: bytes) -> Reply:
         try:
-            return self._route(method, path, raw)
+            reply = self._route(method, path, raw)
+            return reply if isinstance(reply, Reply) else Reply(*reply)
         except HttpError as exc:
-            return exc.status, {"error": str(exc)}
+            return Reply(exc.status, {"error": str(exc)})
         except NotFound as exc:
-            return 404, {"error": str(exc)}
+            return Reply(404, {"error": str(exc)})
         except AdminError as exc:
-            return 409, {"error": str(exc)}
+            return Reply(409, {"error": str(exc)})
         except (ValueError, KeyError) as exc:
-            return 400, {"error": str(exc).strip("'\"")}
+            return Reply(400, {"error": str(exc).strip("'\"")})
 
     def _route(self, method: str, path: str, raw: bytes) -> Response:
         from urllib.parse import unquote
@@ -233,7 +243,10 @@ class Router:
     def _history(self, _b: Body, group_id: str) -> Response:
         if not self._known(group_id):
             raise HttpError(404, f"no group {group_id!r}")
-        return 200, history_of(self.world).of(group_id)
+        history = history_of(self.world).of(group_id)
+        # the cap and what it dropped ride in headers, so the answer stays the list of entries it always was
+        return Reply(200, history, (("X-History-Limit", str(history.limit)),
+                                    ("X-History-Dropped", str(history.dropped))))
 
     # -- actions ------------------------------------------------------------------------
 

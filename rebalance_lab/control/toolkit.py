@@ -23,4 +23,5 @@ async def start_control(server: EmulatorServer) -> ControlServer | None:
     if config.control_port is None:
         return None
     check_loopback(config.control_host)
-    return await ControlServer(Router(server.world, server.advance), config.control_host, config.control_port).start()
+    router = Router(server.world, server.advance)
+    return await ControlServer(router, config.control_host, config.control_port, config.control_token).start()

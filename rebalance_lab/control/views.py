@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rebalance_lab.control.bounded_history import BoundedHistory
 from rebalance_lab.control.epoch_history import EpochHistory
 from rebalance_lab.coordinator.classic.records import GenerationSnapshot, GenerationStarted, GroupRecord
 from rebalance_lab.coordinator.classic.view import GroupView, MemberView
@@ -123,35 +124,48 @@ def brokers_json(world: World) -> list[dict[str, Any]]:
     ]
 
 
+class History(list[dict[str, Any]]):
+    """A group's kept history entries, oldest first, with the cap per group and how many older ones were dropped."""
+
+    def __init__(self, entries: list[dict[str, Any]], limit: int, dropped: int) -> None:
+        super().__init__(entries)
+        self.limit = limit
+        self.dropped = dropped
+
+
 class GenerationHistory:
-    """Every generation of every group, from the coordinator's records, oldest first.
+    """The generations of every group, from the coordinator's records, oldest first, the newest few kept.
 
     An entry starts at ``GenerationStarted`` (join complete: members, votes, leader) and is
-    completed by the ``GenerationSnapshot`` written when the assignment is stored (decoded).
+    completed by the ``GenerationSnapshot`` written when the assignment is stored (decoded). KIP-848
+    consumer groups have one entry per group epoch (``EpochHistory``), in the same bounded store: at
+    most ``history_limit`` entries per group and ``history_total_limit`` in all (``BoundedHistory``).
     """
 
-    def __init__(self) -> None:
-        self._groups: dict[str, list[dict[str, Any]]] = {}
-        self._epochs = EpochHistory()  # KIP-848 consumer groups: one entry per group epoch
+    def __init__(self, per_group: int = 1_000, total: int = 10_000) -> None:
+        self.store = BoundedHistory(per_group, total)
+        self._epochs = EpochHistory(self.store)  # KIP-848 consumer groups: one entry per group epoch
 
     @classmethod
     def install(cls, world: World) -> GenerationHistory:
         existing = world.services.get(HISTORY_KEY)
         if isinstance(existing, GenerationHistory):
             return existing
-        history = cls()
+        history = cls(world.config.history_limit, world.config.history_total_limit)
         world.services[HISTORY_KEY] = history
-        service_of(world).subscribe(history.on_record)
+        if history.store.enabled:
+            service_of(world).subscribe(history.on_record)
         return history
 
-    def of(self, group_id: str) -> list[dict[str, Any]]:
-        """Classic generations, then (a group upgraded online) consumer-group epochs, oldest first."""
-        return [dict(entry) for entry in self._groups.get(group_id, [])] + self._epochs.of(group_id)
+    def of(self, group_id: str) -> History:
+        """Classic generations and (a group migrated online) consumer-group epochs, oldest first."""
+        entries = [dict(entry) for entry in self.store.entries(group_id)]
+        return History(entries, self.store.per_group, self.store.dropped(group_id))
 
     def on_record(self, record: GroupRecord) -> None:
         self._epochs.on_record(record)
         if isinstance(record, GenerationStarted):
-            self._groups.setdefault(record.group_id, []).append({
+            self.store.append(record.group_id, {
                 "generation": record.generation, "started_ms": record.ts_ms, "protocol_type": record.protocol_type,
                 "protocol": record.protocol, "leader": record.leader_id,
                 "votes": dict(record.votes), "candidates": list(record.candidates),
@@ -162,8 +176,7 @@ class GenerationHistory:
             self._complete(record)
 
     def _complete(self, record: GenerationSnapshot) -> None:
-        entries = self._groups.get(record.group_id, [])
-        entry = next((e for e in reversed(entries) if e["generation"] == record.generation), None)
+        entry = self.store.last(record.group_id, lambda e: "generation" in e and e["generation"] == record.generation)
         if entry is None:
             return
         entry["stable_ms"] = record.ts_ms

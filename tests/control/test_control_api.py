@@ -24,8 +24,9 @@ async def http(emu: Emulator, method: str, path: str, body: Any = None, raw: byt
     host, port = emu.control_url.removeprefix("http://").rsplit(":", 1)
     reader, writer = await asyncio.open_connection(host, int(port))
     data = raw if raw is not None else (b"" if body is None else json.dumps(body).encode())
-    writer.write(f"{method} {path} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(data)}\r\nConnection: close\r\n\r\n"
-                 .encode() + data)
+    kind = "Content-Type: application/json\r\n" if data else ""
+    writer.write(f"{method} {path} HTTP/1.1\r\nHost: {host}:{port}\r\n{kind}Content-Length: {len(data)}\r\n"
+                 "Connection: close\r\n\r\n".encode() + data)
     response = await reader.read()
     writer.close()
     head, _, payload = response.partition(b"\r\n\r\n")
