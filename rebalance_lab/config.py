@@ -125,6 +125,10 @@ class EmulatorConfig:
     ssl_certfile: str | None = None  # PEM certificate chain of the brokers
     ssl_keyfile: str | None = None  # PEM private key (None: in the certfile)
     ssl_cafile: str | None = None  # PEM CA of client certificates: mutual TLS (ssl.client.auth=required)
+    # Authorization (security/authorizer.py): Kafka's StandardAuthorizer, on when acl_file is set
+    acl_file: str | None = None  # JSON {"acls": [...]} loaded at start (README, "Authorization")
+    super_users: tuple[str, ...] = ()  # super.users, principals as "User:NAME"
+    allow_everyone_if_no_acl_found: bool = False  # allow.everyone.if.no.acl.found
     api_versions: str = "codec"  # a preset name or a JSON file (see protocol/versions.py)
     group: GroupConfig = field(default_factory=GroupConfig)
     consumer_group: ConsumerGroupConfig = field(default_factory=ConsumerGroupConfig)  # KIP-848 groups (kafka-4)

@@ -388,6 +388,8 @@ class EmulatorServer:
             return result
         except KafkaError as exc:
             return error_response(ctx.api_key, ctx.api_version, request, exc.code)
+        except MalformedRequest as exc:  # a check Kafka makes while parsing (e.g. the ACL APIs' UNKNOWN codes)
+            raise ConnectionClosed(str(exc)) from exc
         except asyncio.CancelledError:
             raise
         except Exception:

@@ -17,6 +17,7 @@ from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator.clock import Clock, ManualClock, SystemClock
 from rebalance_lab.coordinator.cluster import BrokerInfo, ClusterMetadata
 from rebalance_lab.protocol.versions import VersionTable
+from rebalance_lab.security.authorizer import authorizer_for
 
 
 class Timed(Protocol):
@@ -45,6 +46,8 @@ class World:
         self.nodes = {b.node_id: BrokerNode(b) for b in brokers}
         self.versions = VersionTable({})
         self.services: dict[str, Any] = {}
+        # Kafka's authorizer.class.name: None (no authorizer, the ACL APIs answer SECURITY_DISABLED) without an ACL file
+        self.authorizer = authorizer_for(config.acl_file, config.super_users, config.allow_everyone_if_no_acl_found)
         self._timed: list[Timed] = []
         self._wakers: list[Callable[[], None]] = []
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 # Only the modules holding the APIs we serve (their classes register themselves on import).
+import kafka.protocol.admin.acl  # CreateAcls/DescribeAcls/DeleteAcls (the authorizer's admin APIs)
 import kafka.protocol.admin.groups
 import kafka.protocol.admin.topics
 import kafka.protocol.consumer

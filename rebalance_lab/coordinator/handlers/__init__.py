@@ -29,6 +29,7 @@ HANDLER_MODULES: tuple[str, ...] = (
     "create_partitions",
     "consumer_group_heartbeat", "consumer_group_describe",
     "sasl_handshake", "sasl_authenticate",
+    "describe_acls", "create_acls", "delete_acls",
 )
 
 

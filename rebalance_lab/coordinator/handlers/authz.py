@@ -1,0 +1,47 @@
+"""The authorization checks handlers make, as ``kafka.server.AuthHelper`` offers them to KafkaApis.
+
+Without an authorizer (no ``--acl-file``) every check passes and the authorized-operations fields
+hold every supported operation, as on a broker without ``authorizer.class.name``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.security.acls import CLUSTER_NAME, Operation, ResourceType
+from rebalance_lab.security.authorizer import all_operations
+
+READ, WRITE, CREATE, DELETE = Operation.READ, Operation.WRITE, Operation.CREATE, Operation.DELETE
+ALTER, DESCRIBE, IDEMPOTENT_WRITE = Operation.ALTER, Operation.DESCRIBE, Operation.IDEMPOTENT_WRITE
+TOPIC, GROUP, CLUSTER = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
+
+
+def permits(ctx: RequestContext, operation: Operation, resource_type: ResourceType, name: str) -> bool:
+    authorizer = ctx.world.authorizer
+    if authorizer is None:
+        return True
+    return authorizer.authorize(ctx.principal, ctx.client_host, operation, resource_type, name)
+
+
+def permits_cluster(ctx: RequestContext, operation: Operation) -> bool:
+    return permits(ctx, operation, CLUSTER, CLUSTER_NAME)
+
+
+def denied(ctx: RequestContext, operation: Operation, resource_type: ResourceType, names: Iterable[str]) -> set[str]:
+    """The names among ``names`` the caller may not ``operation`` (AuthHelper.filterByAuthorized's complement)."""
+    if ctx.world.authorizer is None:
+        return set()
+    return {name for name in set(names) if not permits(ctx, operation, resource_type, name)}
+
+
+def authorized_operations(ctx: RequestContext, resource_type: ResourceType, name: str) -> int:
+    authorizer = ctx.world.authorizer
+    if authorizer is None:
+        return all_operations(resource_type)
+    return authorizer.authorized_operations(ctx.principal, ctx.client_host, resource_type, name)
+
+
+def may_create_topic(ctx: RequestContext, topic: str) -> bool:
+    """CREATE on the cluster or on the topic (KafkaApis's auto-creation and CreateTopics checks)."""
+    return permits_cluster(ctx, CREATE) or permits(ctx, CREATE, TOPIC, topic)

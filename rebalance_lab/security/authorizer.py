@@ -1,0 +1,125 @@
+"""Kafka 4.4.0's StandardAuthorizer: who may do what, from a set of ACL bindings.
+
+Facts from ``org.apache.kafka.metadata.authorizer.StandardAuthorizerData`` (``authorize``,
+``findAclRule``, ``checkSection``, ``findResult``):
+
+* super users (``super.users``, principals as ``User:NAME``) are allowed everything;
+* an ACL applies to a resource when its pattern is LITERAL with the same name, LITERAL ``*``,
+  or PREFIXED with a prefix of the name; its principal is the caller's or ``User:*``; its host
+  is the caller's address or ``*``;
+* any applying DENY wins over every ALLOW; ``ALL`` covers every operation; an ALLOW of READ,
+  WRITE, DELETE or ALTER also allows DESCRIBE, an ALLOW of ALTER_CONFIGS allows
+  DESCRIBE_CONFIGS (never for DENY);
+* when no ACL at all exists for the resource (whatever its principal or operation), the answer
+  is ``allow.everyone.if.no.acl.found`` (false by default); otherwise, no ALLOW means denied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rebalance_lab.security.acls import (
+    SUPPORTED_OPERATIONS,
+    WILDCARD,
+    WILDCARD_PRINCIPAL,
+    Acl,
+    AclFilter,
+    Operation,
+    PatternType,
+    Permission,
+    ResourceType,
+    load_acl_file,
+)
+
+_IMPLIES_DESCRIBE = frozenset({Operation.DESCRIBE, Operation.READ, Operation.WRITE, Operation.DELETE, Operation.ALTER})
+_IMPLIES_DESCRIBE_CONFIGS = frozenset({Operation.DESCRIBE_CONFIGS, Operation.ALTER_CONFIGS})
+
+
+def _covers_resource(acl: Acl, resource_type: ResourceType, name: str) -> bool:
+    if acl.resource_type != resource_type:
+        return False
+    if acl.pattern_type == PatternType.LITERAL:
+        return acl.resource_name in (name, WILDCARD)
+    return acl.pattern_type == PatternType.PREFIXED and name.startswith(acl.resource_name)
+
+
+def _covers_operation(acl: Acl, operation: Operation) -> bool:
+    if acl.operation in (Operation.ALL, operation):
+        return True
+    if acl.permission != Permission.ALLOW:
+        return False
+    if operation == Operation.DESCRIBE:
+        return acl.operation in _IMPLIES_DESCRIBE
+    return operation == Operation.DESCRIBE_CONFIGS and acl.operation in _IMPLIES_DESCRIBE_CONFIGS
+
+
+def client_address(host: str) -> str:
+    """The address ACL hosts are compared with (``InetAddress.getHostAddress``: no leading ``/``)."""
+    return host.removeprefix("/")
+
+
+class StandardAuthorizer:
+    """The ACLs of one emulator (every broker shares them, as they share Kafka's metadata log)."""
+
+    def __init__(self, acls: Iterable[Acl] = (), super_users: Iterable[str] = (),
+                 allow_everyone_if_no_acl_found: bool = False) -> None:
+        self._acls: dict[Acl, None] = dict.fromkeys(acls)  # insertion-ordered set
+        self.super_users = frozenset(super_users)
+        self.allow_everyone_if_no_acl_found = allow_everyone_if_no_acl_found
+
+    @property
+    def acls(self) -> list[Acl]:
+        return list(self._acls)
+
+    def authorize(self, principal: str, host: str, operation: Operation, resource_type: ResourceType,
+                  name: str) -> bool:
+        if principal in self.super_users:
+            return True
+        principals = (principal, WILDCARD_PRINCIPAL)
+        address = client_address(host)
+        found_resource_acls = allowed = False
+        for acl in self._acls:
+            if not _covers_resource(acl, resource_type, name):
+                continue
+            found_resource_acls = True
+            if acl.principal not in principals or acl.host not in (WILDCARD, address):
+                continue
+            if not _covers_operation(acl, operation):
+                continue
+            if acl.permission == Permission.DENY:
+                return False
+            allowed = True
+        return allowed or (not found_resource_acls and self.allow_everyone_if_no_acl_found)
+
+    def authorized_operations(self, principal: str, host: str, resource_type: ResourceType, name: str) -> int:
+        """The 32-bit field of the supported operations allowed (Kafka's ``AuthHelper.authorizedOperations``)."""
+        bits = 0
+        for operation in SUPPORTED_OPERATIONS[resource_type]:
+            if self.authorize(principal, host, operation, resource_type, name):
+                bits |= 1 << int(operation)
+        return bits
+
+    def create(self, acl: Acl) -> None:
+        """Add a binding (call :meth:`Acl.validate` first); adding one that exists is a success, as in Kafka."""
+        self._acls.setdefault(acl, None)
+
+    def describe(self, acl_filter: AclFilter) -> list[Acl]:
+        return [acl for acl in self._acls if acl_filter.matches(acl)]
+
+    def remove(self, acl: Acl) -> None:
+        """Remove a binding if present (DeleteAcls removes what its filters matched)."""
+        self._acls.pop(acl, None)
+
+
+def all_operations(resource_type: ResourceType) -> int:
+    """The field when no authorizer is configured: every supported operation."""
+    return sum(1 << int(operation) for operation in SUPPORTED_OPERATIONS[resource_type])
+
+
+def authorizer_for(acl_file: str | None, super_users: Iterable[str] = (),
+                   allow_everyone_if_no_acl_found: bool = False) -> StandardAuthorizer | None:
+    """The emulator's authorizer: on with an ACL file (which may hold no ACL), else none, as a broker
+    without ``authorizer.class.name``. Raises :class:`~rebalance_lab.security.acls.AclFileError`."""
+    if acl_file is None:
+        return None
+    return StandardAuthorizer(load_acl_file(acl_file), super_users, allow_everyone_if_no_acl_found)
