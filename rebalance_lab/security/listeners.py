@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
+from rebalance_lab.clients.assignors.java_hashmap import string_hash_order
 from rebalance_lab.protocol.versions import VersionTable
 from rebalance_lab.security.mechanisms import MECHANISMS
 from rebalance_lab.security.sasl import ErrorAnswer, SaslAuthenticator, Step
@@ -130,7 +131,9 @@ def _mechanisms(protocol: SecurityProtocol, asked: Sequence[str]) -> tuple[str, 
         raise ListenerConfigError(f"--sasl-mechanism needs a SASL_PLAINTEXT or SASL_SSL listener, not {protocol}")
     if protocol.sasl and not asked:
         return ("PLAIN",)  # Kafka's sasl.enabled.mechanisms default is GSSAPI, which is not offered here
-    return tuple(dict.fromkeys(m.upper() for m in asked))
+    # SaslServerAuthenticator lists them as new ArrayList<>(new HashSet<>(sasl.enabled.mechanisms)): Java's
+    # HashSet order, not the configured one (PLAIN, SCRAM-SHA-512, SCRAM-SHA-256 on a real 4.4.0 broker)
+    return tuple(string_hash_order(m.upper() for m in asked))
 
 
 def _users(options: SecurityOptions) -> list[tuple[str, str]]:

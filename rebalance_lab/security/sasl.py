@@ -160,7 +160,8 @@ class SaslAuthenticator:
                                       error_message=str(exc), auth_bytes=b"", session_lifetime_ms=0)
             return self._fail(str(exc), _frame(body, correlation_id))
         self._advance()
-        body = codec.new_response(SASL_AUTHENTICATE, version, error_code=ErrorCode.NONE, error_message=None,
+        # error_message "": the schema default Kafka leaves in place on success (not null)
+        body = codec.new_response(SASL_AUTHENTICATE, version, error_code=ErrorCode.NONE, error_message="",
                                   auth_bytes=answer, session_lifetime_ms=0)
         return Step(reply=_frame(body, correlation_id))
 
