@@ -30,11 +30,13 @@ class Wire:
     correlation: int = 0
 
     @classmethod
-    def connect(cls, address: str, cafile: str | None = None, timeout: float = 15.0) -> Wire:
+    def connect(cls, address: str, cafile: str | None = None, timeout: float = 15.0,
+                context: ssl.SSLContext | None = None) -> Wire:
+        """A plain connection, or TLS trusting ``cafile`` (or with ``context``, e.g. holding a client certificate)."""
         host, port = address.rsplit(":", 1)
         sock = socket.create_connection((host, int(port)), timeout=timeout)
-        if cafile is not None:
-            context = ssl.create_default_context(cafile=cafile)
+        if cafile is not None or context is not None:
+            context = context or ssl.create_default_context(cafile=cafile)
             sock = context.wrap_socket(sock, server_hostname=host)
         return cls(sock)
 

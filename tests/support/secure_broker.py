@@ -77,9 +77,11 @@ class Pki:
         Path(key_file).write_bytes(_pkcs8(server.private_key_pem.bytes()))
         return cls(directory, ca_file, cert_file, key_file, ca)
 
-    def client(self, name: str, organization: str = "rebalance-lab") -> tuple[str, str]:
-        """(certificate file, key file) of a client certificate whose subject is CN=<name>,O=<organization>."""
-        leaf = self._ca.issue_cert(f"{name}.client.test", common_name=name, organization_name=organization)
+    def client(self, name: str, organization: str = "rebalance-lab", unit: str = "Testing") -> tuple[str, str]:
+        """(certificate file, key file) of a client certificate with the subject O=<organization>,OU=<unit>,
+        CN=<name> (Kafka's principal: ``User:CN=<name>,OU=<unit>,O=<organization>``)."""
+        leaf = self._ca.issue_cert(f"{name}.client.test", common_name=name, organization_name=organization,
+                                   organization_unit_name=unit)
         cert_file, key_file = str(self.directory / f"{name}.pem"), str(self.directory / f"{name}-key.pem")
         Path(cert_file).write_bytes(b"".join(blob.bytes() for blob in leaf.cert_chain_pems))
         Path(key_file).write_bytes(_pkcs8(leaf.private_key_pem.bytes()))
