@@ -243,6 +243,13 @@ class Emulator:
     def brokers(self) -> list[dict[str, Any]]:
         return self._on_loop(lambda: views.brokers_json(self.server.world))
 
+    def recording_status(self) -> dict[str, Any] | None:
+        """The ``record_path`` file: ``path``, events ``written`` and ``lost``, and the write ``error`` that
+        lost them (None while all is well); None without a recording."""
+        from rebalance_lab.observe.recorder import recording_of
+
+        return self._on_loop(lambda: None if (out := recording_of(self.server.world)) is None else out.status())
+
     def request_counts(self, api: str | None = None) -> dict[int, int]:
         """Requests served per broker so far (of one API, e.g. ``"Heartbeat"``, or of all)."""
         def count() -> dict[int, int]:

@@ -10,13 +10,16 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.replay.cli import add_replay_parser, run_replay
 from rebalance_lab.security import options as security_options
 from rebalance_lab.security.acls import load_acl_file
 from rebalance_lab.security.listeners import ListenerSecurity
+
+if TYPE_CHECKING:
+    from rebalance_lab.coordinator.server import EmulatorServer
 
 EXIT_USAGE = 2
 
@@ -365,6 +368,16 @@ async def _serve(config: EmulatorConfig) -> None:
             await control.stop()
         await emulator.stop()
         print("rebalance-lab stopped", flush=True)
+    _check_recording(emulator)
+
+
+def _check_recording(emulator: EmulatorServer) -> None:
+    """A recording that lost events is an error of the run (exit 1), not only a log line."""
+    from rebalance_lab.observe.recorder import recording_of
+
+    recording = recording_of(emulator.world)
+    if recording is not None and recording.failure() is not None:
+        raise RuntimeError(f"the recording {recording.name} is incomplete: {recording.failure()}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

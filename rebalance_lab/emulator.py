@@ -10,14 +10,16 @@ from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator.clock import Clock
 from rebalance_lab.coordinator.server import EmulatorServer, WorldHook
 from rebalance_lab.coordinator.world import World
+from rebalance_lab.observe.recording_file import RecordingFile
 
 
-def observer_hooks(config: EmulatorConfig, explain_to: IO[str] | None = None) -> tuple[list[WorldHook], list[IO[str]]]:
+def observer_hooks(config: EmulatorConfig,
+                   explain_to: IO[str] | None = None) -> tuple[list[WorldHook], list[RecordingFile]]:
     """World hooks for ``--record`` and ``--explain``, and the files they opened."""
     hooks: list[WorldHook] = []
-    opened: list[IO[str]] = []
+    opened: list[RecordingFile] = []
     if config.record_path:
-        out = open(config.record_path, "a", encoding="utf-8")  # noqa: SIM115 - closed when the server stops
+        out = RecordingFile(config.record_path)  # streamed to disk; a write error is logged, never raised
         opened.append(out)
 
         def record(world: World) -> None:

@@ -8,13 +8,17 @@ what-if replay needs partition counts. Every group row also names the group's
 ``__consumer_offsets`` partition and the broker coordinating it at that moment, the
 two columns a broker log line carries. KIP-848 consumer groups' records (``group_kind``
 ``consumer``) are rows of their own types (``K848_*``), listed in the same document.
+
+The recording streams: each row goes to the file as it happens (``RecordingFile``: flushed per line,
+write errors reported, never raised) and nothing per event stays here, so a recording of any length
+costs the same memory.
 """
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import IO, Any
+from typing import Any, Protocol
 
 from rebalance_lab.coordinator.classic.records import SCHEMA_VERSION, GenerationSnapshot, GroupRecord, MemberJoined
 from rebalance_lab.coordinator.cluster import OFFSETS_TOPIC, TopicInfo
@@ -22,6 +26,13 @@ from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.routing import partition_for
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.observe import decode
+from rebalance_lab.observe.recording_file import RecordingFile
+
+STATUS_KEY = "recording"
+
+
+class LineSink(Protocol):
+    def write_line(self, line: str) -> None: ...
 
 
 def iso_ms(ts_ms: int) -> str:
@@ -29,7 +40,7 @@ def iso_ms(ts_ms: int) -> str:
 
 
 class JsonlRecorder:
-    def __init__(self, out: IO[str], world: World) -> None:
+    def __init__(self, out: LineSink, world: World) -> None:
         self._out = out
         self._world = world
         self._seq = 0
@@ -38,8 +49,7 @@ class JsonlRecorder:
         self._seq += 1
         row["seq"] = self._seq
         row.setdefault("cluster_id", self._world.config.cluster_id)
-        self._out.write(json.dumps(row, separators=(",", ":"), default=str) + "\n")
-        self._out.flush()
+        self._out.write_line(json.dumps(row, separators=(",", ":"), default=str))
 
     def on_record(self, record: GroupRecord) -> None:
         if not record.event_type:
@@ -97,10 +107,17 @@ def _decode_snapshot(row: dict[str, Any], record: GenerationSnapshot) -> None:
     row["members"] = members
 
 
-def install(world: World, out: IO[str]) -> JsonlRecorder:
+def install(world: World, out: RecordingFile) -> JsonlRecorder:
     recorder = JsonlRecorder(out, world)
+    world.services[STATUS_KEY] = out
     service_of(world).subscribe(recorder.on_record)
     world.cluster.on_change(recorder.on_topic)
     for name, info in world.cluster.topics.items():
         recorder.on_topic(name, info)
     return recorder
+
+
+def recording_of(world: World) -> RecordingFile | None:
+    """The world's ``--record`` file (what it wrote, what it lost), or None."""
+    out = world.services.get(STATUS_KEY)
+    return out if isinstance(out, RecordingFile) else None
