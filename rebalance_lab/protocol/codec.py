@@ -30,7 +30,7 @@ import kafka.protocol.producer.produce
 import kafka.protocol.producer.transaction  # noqa: F401
 from kafka.protocol.api_message import ApiMessage
 
-from rebalance_lab.protocol import heartbeat_codec, own_messages
+from rebalance_lab.protocol import heartbeat_codec, nullability, own_messages
 from rebalance_lab.protocol.errors import MalformedRequest
 
 _HEADER = struct.Struct(">hhi")
@@ -159,8 +159,28 @@ def decode_request_generic(payload: bytes) -> DecodedRequest:
         raise MalformedRequest(
             f"cannot decode {cls.name} v{header.api_version}: {type(exc).__name__}: {exc}"
         ) from exc
+    check_nulls(header.api_key, header.api_version, body)
     client_id = body.header.client_id or ""
     return DecodedRequest(header.api_key, header.api_version, header.correlation_id, client_id, body)
+
+
+_NULL_PLANS: dict[tuple[int, int], nullability.Plan] = {}
+
+
+def check_nulls(api_key: int, api_version: int, body: Any) -> None:
+    """Refuse a null in a field the schema does not let be null, as Kafka's generated readers do.
+
+    kafka-python decodes such a null as ``None`` (handlers would then crash); Kafka throws while
+    parsing and closes the connection. The plan for each API and version is built once from the
+    schema JSON kafka-python carries (Kafka's own message JSON).
+    """
+    plan = _NULL_PLANS.get((api_key, api_version))
+    if plan is None:
+        plan = _NULL_PLANS[(api_key, api_version)] = nullability.build_plan(_REQUESTS[api_key]._json, api_version)
+    try:
+        plan.check(body)
+    except nullability.NullInNonNullableField as exc:
+        raise MalformedRequest(f"cannot decode {_REQUESTS[api_key].name} v{api_version}: {exc}") from exc
 
 
 def response_type(api_key: int) -> Any:
