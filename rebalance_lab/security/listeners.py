@@ -61,27 +61,27 @@ class SecurityOptions(Protocol):
 
 
 class ConnectionSecurity:
-    """One connection: its principal, and its SASL exchange while that is not complete."""
+    """One connection: its principal, and its SASL exchange while that is not complete.
+
+    ``authenticating`` and ``principal`` are plain attributes, updated by :meth:`receive`: the shell reads
+    them on every request, and a PLAINTEXT connection must cost no more than before (one attribute read).
+    """
+
+    __slots__ = ("_authenticator", "authenticating", "listener", "principal")
 
     def __init__(self, listener: str, principal: str, authenticator: SaslAuthenticator | None) -> None:
         self.listener = listener
-        self._principal = principal
-        self.authenticator = authenticator
-
-    @property
-    def authenticating(self) -> bool:
-        return self.authenticator is not None and not self.authenticator.complete
-
-    @property
-    def principal(self) -> str:
-        if self.authenticator is not None:
-            name = self.authenticator.username
-            return f"User:{name}" if name is not None else ANONYMOUS
-        return self._principal
+        self.principal = principal
+        self.authenticating = authenticator is not None
+        self._authenticator = authenticator
 
     def receive(self, payload: bytes) -> Step:
-        assert self.authenticator is not None
-        return self.authenticator.receive(payload)
+        assert self._authenticator is not None
+        step = self._authenticator.receive(payload)
+        if self._authenticator.complete:
+            self.authenticating = False
+            self.principal = f"User:{self._authenticator.username}"  # DefaultKafkaPrincipalBuilder: USER_TYPE
+        return step
 
 
 @dataclass(frozen=True)
