@@ -8,13 +8,19 @@
   increase -> INVALID_PARTITIONS; manual assignments must cover exactly the new
   partitions (INVALID_REPLICA_ASSIGNMENT); ``validate_only`` changes nothing.
 
-New partitions are placed through the same placement seam as topic creation.
+New partitions are placed through the same placement seam as topic creation. More than
+10,000 additional partitions in one request fail the whole request, every topic in request
+order, with POLICY_VIOLATION (Kafka 4.x); the kafka-3 flavor fails the topic that overflows
+3.9.2's record list with UNKNOWN_SERVER_ERROR (``controller_limits.py``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from rebalance_lab.config import Flavor
+from rebalance_lab.coordinator import controller_limits
+from rebalance_lab.coordinator.controller_limits import RecordBudget
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.handlers.create_topics import java_set_order
 from rebalance_lab.protocol import codec
@@ -24,8 +30,10 @@ API_KEY = 37
 _RESULT = codec.response_type(API_KEY).CreatePartitionsTopicResult
 
 
-def _grow(ctx: RequestContext, topic: Any, validate_only: bool) -> Any:
+def _grow(ctx: RequestContext, topic: Any, validate_only: bool, budget: RecordBudget | None) -> Any:
     assignments = None if topic.assignments is None else [list(a.broker_ids) for a in topic.assignments]
+    if budget is not None and not budget.take(_increase(ctx, topic)):
+        return _RESULT(name=topic.name, error_code=ErrorCode.UNKNOWN_SERVER_ERROR, error_message=None)
     try:
         ctx.world.cluster.add_partitions(topic.name, topic.count, assignments, validate_only=validate_only)
     except KafkaError as exc:
@@ -34,7 +42,23 @@ def _grow(ctx: RequestContext, topic: Any, validate_only: bool) -> Any:
     return _RESULT(name=topic.name, error_code=ErrorCode.NONE, error_message=None)
 
 
+def _increase(ctx: RequestContext, topic: Any) -> int:
+    info = ctx.world.cluster.topics.get(topic.name)
+    return 0 if info is None else max(0, topic.count - len(info.partitions))
+
+
+def _request_error(ctx: RequestContext, topics: list[Any]) -> str | None:
+    existing = ctx.world.cluster.topics
+    current = {t.name: len(existing[t.name].partitions) for t in topics if t.name in existing}
+    return controller_limits.create_partitions_error(ctx.world.config.flavor, topics, current)
+
+
 def handle(ctx: RequestContext, request: Any) -> Any:
+    refused = _request_error(ctx, list(request.topics))
+    if refused is not None:  # the controller failed the whole request: every topic, in request order
+        failed = [_RESULT(name=t.name, error_code=ErrorCode.POLICY_VIOLATION, error_message=refused)
+                  for t in request.topics]
+        return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, results=failed)
     seen: list[str] = []
     duplicates: list[str] = []
     for topic in request.topics:
@@ -44,8 +68,9 @@ def handle(ctx: RequestContext, request: Any) -> Any:
         for name in java_set_order(list(dict.fromkeys(duplicates)))
     ]
     by_name = {t.name: t for t in request.topics}
+    budget = RecordBudget() if ctx.world.config.flavor == Flavor.KAFKA_3 else None
     for name in java_set_order([n for n in seen if n not in duplicates]):
-        results.append(_grow(ctx, by_name[name], bool(request.validate_only)))
+        results.append(_grow(ctx, by_name[name], bool(request.validate_only), budget))
     return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, results=results)
 
 

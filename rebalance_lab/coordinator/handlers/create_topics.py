@@ -12,7 +12,9 @@
 * unknown config names -> INVALID_CONFIG;
 * v5+ echoes partitions, replication factor and every topic config of the flavor's
   Kafka line with its source (``topic_configs.py``); a failed topic has -1/-1 and an
-  empty config list. Verified field by field against Kafka 4.4 and 3.9.2.
+  empty config list. Verified field by field against Kafka 4.4 and 3.9.2;
+* a request over the controller's 10,000-record bound fails as a whole, every topic
+  (duplicates included) in request order with POLICY_VIOLATION (``controller_limits.py``).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections import Counter
 from typing import Any
 
 from rebalance_lab.config import Flavor
-from rebalance_lab.coordinator import topic_configs
+from rebalance_lab.coordinator import controller_limits, topic_configs
 from rebalance_lab.coordinator.cluster import TopicInfo
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.protocol import codec
@@ -67,8 +69,54 @@ def _failure(name: str, code: ErrorCode, message: str | None) -> Any:
                    replication_factor=-1, configs=[])
 
 
+def _records_if_created(ctx: RequestContext, topic: Any) -> int:
+    """The records creating ``topic`` would write, or 0 if it would fail (a validate-only dry run).
+
+    A topic asking for more partitions than the bound is validated with one partition, so the
+    dry run never places more than the bound.
+    """
+    configs = len(topic.configs or [])
+    requested = controller_limits.requested_partitions([topic], ctx.world.config.num_partitions)
+    try:
+        if requested > controller_limits.MAX_RECORDS_PER_USER_OP:
+            _create(ctx, _one_partition(topic), validate_only=True)
+            return controller_limits.creation_records(requested, configs)
+        info = _create(ctx, topic, validate_only=True)
+    except KafkaError:
+        return 0
+    return controller_limits.creation_records(len(info.partitions), configs)
+
+
+def _one_partition(topic: Any) -> Any:
+    return type(topic)(name=topic.name, num_partitions=1, replication_factor=topic.replication_factor,
+                       assignments=[], configs=topic.configs)
+
+
+def _over_record_bound(ctx: RequestContext, topics: list[Any], counts: Counter[str]) -> bool:
+    """Whether the topics that would be created write more records than the controller's bound."""
+    distinct = [t for t in topics if counts[t.name] == 1]
+    default = ctx.world.config.num_partitions
+    upper = sum(controller_limits.creation_records(controller_limits.requested_partitions([t], default),
+                                                   len(t.configs or [])) for t in distinct)
+    if upper <= controller_limits.MAX_RECORDS_PER_USER_OP:
+        return False  # the common case: no dry run
+    return sum(_records_if_created(ctx, t) for t in distinct) > controller_limits.MAX_RECORDS_PER_USER_OP
+
+
+def _request_error(ctx: RequestContext, topics: list[Any], counts: Counter[str]) -> str | None:
+    config = ctx.world.config
+    message = controller_limits.create_topics_error(topics, config.num_partitions)
+    if message is None and _over_record_bound(ctx, topics, counts):
+        message = controller_limits.BATCH_TOO_LARGE
+    return message
+
+
 def handle(ctx: RequestContext, request: Any) -> Any:
     counts = Counter(t.name for t in request.topics)
+    refused = _request_error(ctx, list(request.topics), counts)
+    if refused is not None:  # the controller failed the whole request: every topic, in request order
+        failed = [_failure(t.name, ErrorCode.POLICY_VIOLATION, refused) for t in request.topics]
+        return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, topics=failed)
     validate_only = bool(getattr(request, "validate_only", False))
     results: list[Any] = []
     for topic in request.topics:
