@@ -117,6 +117,7 @@ class EmulatorConfig:
     placement: str = "auto"  # replica placer: auto (by flavor), striped (KRaft) or adminutils (ZooKeeper era)
     topics: tuple[tuple[str, int], ...] = ()  # topics created at start-up: (name, partitions)
     max_request_bytes: int = 104_857_600  # socket.request.max.bytes
+    connections_max_idle_ms: int = 600_000  # connections.max.idle.ms (negative: never close idle ones)
     # Security (rebalance_lab/security): one listener protocol for every emulated broker
     listener: str = "PLAINTEXT"  # PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL
     sasl_mechanisms: tuple[str, ...] = ()  # PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 (SASL listeners: default PLAIN)

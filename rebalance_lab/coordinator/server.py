@@ -4,9 +4,14 @@ All protocol logic lives in handler modules and the sans-I/O components they
 call (STYLE.md principle 1). This module only
 
 * listens on one loopback port per emulated broker;
-* reads what a connection sent and takes its complete frames in turn: each is
-  dispatched and answered before the next is processed (principle 5: clients
-  pipeline and rely on order); the answers of one read leave in one write;
+* serves one request per connection at a time, as Kafka's network layer mutes a
+  channel until its response is sent (principle 5: clients pipeline and rely on
+  order), yields to the other connections between two requests, and stops
+  reading a connection whose unsent answers pile up (connection.py);
+* keeps the loop free: frames over 256 KiB are decoded, and big answers encoded,
+  in one worker thread, and handlers whose work grows with the request answer
+  in steps (handlers.base.Stepped);
+* closes connections idle for ``connections.max.idle.ms`` (a periodic sweep);
 * closes a connection that sends a malformed, oversized or unknown request,
   with a log line, never disturbing other connections (Kafka does the same);
 * arms a single timer for the earliest deadline any component has.
@@ -20,18 +25,21 @@ import inspect
 import itertools
 import logging
 import socket
+import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator import group_service, offsets_service
 from rebalance_lab.coordinator.clock import Clock
 from rebalance_lab.coordinator.cluster import BrokerInfo
+from rebalance_lab.coordinator.connection import IdleConnections, Output
 from rebalance_lab.coordinator.framing import FrameBuffer, FrameError
 from rebalance_lab.coordinator.handlers import HandlerSpec, load_handlers
 from rebalance_lab.coordinator.handlers.api_versions import API_KEY as API_VERSIONS_KEY
 from rebalance_lab.coordinator.handlers.api_versions import unsupported_version_response
-from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
+from rebalance_lab.coordinator.handlers.base import Parked, RequestContext, Stepped
 from rebalance_lab.coordinator.handlers.errors_response import error_response
 from rebalance_lab.coordinator.world import BrokerNode, World
 from rebalance_lab.protocol import codec
@@ -41,8 +49,12 @@ from rebalance_lab.security.listeners import ConnectionSecurity, ListenerSecurit
 from rebalance_lab.security.sasl import Step
 
 log = logging.getLogger("rebalance_lab.server")
-_READ_SIZE = 256 * 1024  # one read takes every pipelined request already received
-_MAX_BATCH = 128  # answers written together at most
+# Bounded reads: a connection holds at most one frame plus one read (the frame's size comes first,
+# and socket.request.max.bytes bounds it), and is read again only when it has no complete frame left.
+_READ_SIZE = 64 * 1024
+_OFFLOAD_BYTES = 256 * 1024  # a frame this big is decoded in the codec thread, and its answer encoded there
+_LARGE_RESPONSE_ENTRIES = 2_000  # topics or partitions in an answer worth encoding in the codec thread
+_STEP_BUDGET_S = 0.005  # a Stepped handler runs this long, then lets the other connections in
 
 WorldHook = Callable[[World], None]
 RequestObserver = Callable[[int, int, str], None]  # (api_key, api_version, client_id)
@@ -54,35 +66,6 @@ class ConnectionClosed(Exception):
     def __init__(self, reason: str, farewell: bytes | None = None) -> None:
         super().__init__(reason)
         self.farewell = farewell
-
-
-class _Output:
-    """A connection's responses, in request order, leaving in one write per batch of pipelined requests.
-
-    ``add`` also schedules a flush for the loop's next turn, so if a later request of the batch
-    parks (a JoinGroup waiting for its group), the answers before it leave without waiting for it.
-    """
-
-    def __init__(self, writer: asyncio.StreamWriter, loop: asyncio.AbstractEventLoop) -> None:
-        self._writer = writer
-        self._loop = loop
-        self._pending: list[bytes] = []
-        self._scheduled = False
-
-    def add(self, response: bytes) -> None:
-        self._pending.append(response)
-        if len(self._pending) >= _MAX_BATCH:
-            self.flush()  # a long burst of pipelined requests still gets its first answers early
-        elif not self._scheduled:
-            self._scheduled = True
-            self._loop.call_soon(self.flush)
-
-    def flush(self) -> None:
-        self._scheduled = False
-        pending = self._pending
-        if pending and not self._writer.is_closing():
-            self._writer.write(pending[0] if len(pending) == 1 else b"".join(pending))
-        pending.clear()
 
 
 def _authentication_answer(step: Step) -> bytes | None:
@@ -128,6 +111,9 @@ class EmulatorServer:
         self._world: World | None = None
         self._cleanups: list[Callable[[], None]] = []
         self._request_observers: list[RequestObserver] = []
+        self._idle = IdleConnections(self.config.connections_max_idle_ms)
+        self._idle_sweep: asyncio.TimerHandle | None = None
+        self._codec_pool: ThreadPoolExecutor | None = None  # started by the first big frame
         self._security = ListenerSecurity.build(self.config)  # TLS and SASL of the listener (security/)
         self._sessions: dict[int, ConnectionSecurity] = {}
 
@@ -165,6 +151,7 @@ class EmulatorServer:
             )
             self._servers.append(server)
         self._arm_timer()
+        self._schedule_idle_sweep()
         return self
 
     async def stop(self) -> None:
@@ -182,6 +169,12 @@ class EmulatorServer:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._idle_sweep is not None:
+            self._idle_sweep.cancel()
+            self._idle_sweep = None
+        if self._codec_pool is not None:
+            self._codec_pool.shutdown(wait=False, cancel_futures=True)
+            self._codec_pool = None
         while self._cleanups:
             self._cleanups.pop()()
 
@@ -270,6 +263,23 @@ class EmulatorServer:
         self.world.fire_timers()
         self._arm_timer()
 
+    # -- idle connections (Kafka's Selector.maybeCloseOldestConnection) ------------------
+
+    def _schedule_idle_sweep(self) -> None:
+        if self._loop is not None and self.config.connections_max_idle_ms >= 0:  # negative: never (as Kafka)
+            self._idle_sweep = self._loop.call_later(self._idle.sweep_interval_s(), self._sweep_idle)
+
+    def _sweep_idle(self) -> None:
+        for cid in self._idle.expired():
+            self._idle.forget(cid)
+            entry = self._connections.get(cid)
+            if entry is not None:
+                log.info("closing connection %d: idle for more than %d ms (connections.max.idle.ms)",
+                         cid, self.config.connections_max_idle_ms)
+                entry[1].close()  # what was written still leaves first (Kafka: CloseMode.GRACEFUL)
+                entry[0].cancel()
+        self._schedule_idle_sweep()
+
     # -- connections -----------------------------------------------------------------
 
     def _client_handler(
@@ -280,6 +290,7 @@ class EmulatorServer:
             task = asyncio.current_task()
             assert task is not None
             self._connections[cid] = (task, writer)
+            self._idle.touch(cid)
             self._sessions[cid] = self._security.session(
                 writer.get_extra_info("ssl_object"), self.world.versions, error_response
             )
@@ -290,6 +301,7 @@ class EmulatorServer:
             finally:
                 self._connections.pop(cid, None)
                 self._sessions.pop(cid, None)
+                self._idle.forget(cid)
                 writer.close()
                 with contextlib.suppress(Exception):
                     await writer.wait_closed()
@@ -302,24 +314,29 @@ class EmulatorServer:
         peer = writer.get_extra_info("peername")
         host = f"/{peer[0]}" if peer else "/127.0.0.1"
         assert self._loop is not None
-        out = _Output(writer, self._loop)
+        out = Output(writer, self._loop)
         frames = FrameBuffer(self.config.max_request_bytes)
+        idle = self._idle
         try:
             while True:
-                chunk = await reader.read(_READ_SIZE)
-                if not chunk:
-                    frames.check_end()
-                    return
-                frames.feed(chunk)
-                # Every complete frame of the chunk in turn, each answered before the next is
-                # processed; the answers leave together (or before a request that has to wait).
-                while (payload := frames.next_frame()) is not None:
+                payload = frames.next_frame()
+                if payload is None:  # read only when no complete request is left (bounded buffering)
+                    chunk = await reader.read(_READ_SIZE)
+                    if not chunk:
+                        frames.check_end()
+                        return
+                    idle.touch(cid)
+                    frames.feed(chunk)
+                    continue
+                idle.begin(cid)  # a request in flight (e.g. a parked JoinGroup): not idle
+                try:
                     response = await self._process(cid, node, host, payload)
-                    if response is not None:
-                        out.add(response)
-                self._arm_timer()  # once per read: no timer can fire while the batch runs without a pause
-                out.flush()
-                await writer.drain()
+                finally:
+                    idle.end(cid)
+                if response is not None:
+                    out.add(response)
+                self._arm_timer()  # the next request may wait in pace(): the timers this one set are armed
+                await out.pace()
         except (ConnectionClosed, FrameError) as exc:
             if isinstance(exc, ConnectionClosed) and exc.farewell is not None:
                 out.add(exc.farewell)  # e.g. SASL_AUTHENTICATION_FAILED: Kafka answers, then closes
@@ -352,7 +369,7 @@ class EmulatorServer:
                 f"unsupported version {header.api_version} of {codec.API_NAMES.get(header.api_key)}"
             )
         try:
-            request = fast or codec.decode_request_generic(payload)  # the fast path already said no
+            request = fast or await self._decode(payload)  # the fast path already said no
         except MalformedRequest as exc:
             raise ConnectionClosed(str(exc)) from exc
         for observer in self._request_observers:
@@ -375,13 +392,37 @@ class EmulatorServer:
             body = await faults.serve(ctx, request.body, lambda: self._dispatch(spec, ctx, request.body))
         if body is None:
             return None  # e.g. Produce with acks=0 has no response
-        return codec.encode_response(body, header.correlation_id)
+        return await self._encode(body, header.correlation_id, big_request=len(payload) >= _OFFLOAD_BYTES)
+
+    async def _encode(self, body: Any, correlation_id: int, *, big_request: bool) -> bytes:
+        if big_request or _large(body):
+            return bytes(await self._off_loop(codec.encode_response, body, correlation_id))
+        return codec.encode_response(body, correlation_id)
+
+    async def _decode(self, payload: bytes) -> codec.DecodedRequest:
+        if len(payload) < _OFFLOAD_BYTES:
+            return codec.decode_request_generic(payload)
+        decoded: codec.DecodedRequest = await self._off_loop(codec.decode_request_generic, payload)
+        return decoded
+
+    async def _off_loop(self, work: Callable[..., Any], *args: Any) -> Any:
+        """Run codec ``work`` in the one codec thread: the loop keeps serving, at least between GIL switches.
+
+        One thread only, so many big frames at once queue there instead of crowding the loop's thread
+        out of the GIL; the work touches only its own bytes and message objects, never the world.
+        """
+        assert self._loop is not None
+        if self._codec_pool is None:
+            self._codec_pool = ThreadPoolExecutor(1, thread_name_prefix="rebalance-lab-codec")
+        return await self._loop.run_in_executor(self._codec_pool, work, *args)
 
     async def _dispatch(self, spec: HandlerSpec, ctx: RequestContext, request: Any) -> Any:
         try:
             result = spec.handle(ctx, request)
             if isinstance(result, Parked):
                 result = await self._await_parked(result)
+            elif isinstance(result, Stepped):
+                result = await self._run_steps(result)
             elif inspect.isawaitable(result):
                 self._arm_timer()  # as for a parked reply: a long poll must not hold back the batch's timers
                 result = await result
@@ -396,6 +437,17 @@ class EmulatorServer:
             log.exception("handler %s failed on v%d; answering UNKNOWN_SERVER_ERROR", spec.module, ctx.api_version)
             return error_response(ctx.api_key, ctx.api_version, request, ErrorCode.UNKNOWN_SERVER_ERROR)
 
+    async def _run_steps(self, stepped: Stepped) -> Any:
+        while True:
+            until = time.perf_counter() + _STEP_BUDGET_S
+            try:
+                while time.perf_counter() < until:
+                    next(stepped.steps)
+            except StopIteration as done:
+                return done.value
+            self._arm_timer()  # a step may have set timers; other connections run now
+            await asyncio.sleep(0)
+
     async def _await_parked(self, parked: Parked) -> Any:
         if parked.done:
             return parked.value
@@ -409,3 +461,18 @@ class EmulatorServer:
         parked.on_resolve = deliver
         self._arm_timer()  # the request that parked may have set timers
         return await future
+
+
+def _large(body: Any) -> bool:
+    """Whether an answer lists enough topics and partitions that encoding it would hold the loop."""
+    total = 0
+    for name in ("topics", "responses", "results", "groups"):
+        items = getattr(body, name, None)
+        if not isinstance(items, list):
+            continue
+        total += len(items)
+        for item in items:
+            if total > _LARGE_RESPONSE_ENTRIES:
+                return True
+            total += len(getattr(item, "partitions", None) or ())
+    return total > _LARGE_RESPONSE_ENTRIES

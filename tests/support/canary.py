@@ -50,6 +50,7 @@ class CanaryReport:
     latencies_ms: list[float] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # unexpected answers or connection failures
     rebalances: int = 0
+    rebalance_causes: list[str] = field(default_factory=list)  # which member saw what
     members_lost: list[str] = field(default_factory=list)
 
     def percentile(self, p: float) -> float:
@@ -68,7 +69,7 @@ class CanaryReport:
     def assert_healthy(self) -> None:
         problems = self.errors + [f"member lost: {m}" for m in self.members_lost]
         if self.rebalances:
-            problems.append(f"{self.rebalances} rebalance(s) after the groups were stable")
+            problems.append(f"{self.rebalances} rebalance(s) after the groups were stable: {self.rebalance_causes}")
         if not self.latencies_ms:
             problems.append("no heartbeat was answered")
         assert not problems, "the canary was hurt: " + "; ".join(problems[:10])
@@ -230,8 +231,11 @@ class Canary:
     def _classic_verdict(self, name: str, error: int, generation: int) -> int:
         if error == ErrorCode.NONE:
             return generation
+        if not self.stable:
+            return -1  # the members of the first generation still join one after the other
         if error == ErrorCode.REBALANCE_IN_PROGRESS:
             self.report.rebalances += 1
+            self.report.rebalance_causes.append(f"{name}: Heartbeat answered REBALANCE_IN_PROGRESS")
         elif error in _LOST:
             self.report.members_lost.append(f"{name} ({ErrorCode(error).name})")
         else:
@@ -288,4 +292,5 @@ class Canary:
             return epoch
         if self.stable and epoch not in (0, hb.member_epoch):
             self.report.rebalances += 1  # a new epoch: the group's membership or assignment changed
+            self.report.rebalance_causes.append(f"{name}: epoch {epoch} -> {hb.member_epoch}")
         return int(hb.member_epoch)

@@ -6,7 +6,8 @@ A handler module declares ``API_KEY`` and a ``handle(ctx, request)`` function
 * a response body (built with :func:`rebalance_lab.protocol.codec.new_response`);
 * a :class:`Parked` reply, resolved later by a sans-I/O component (JoinGroup and
   SyncGroup responses wait for the rest of the group);
-* an awaitable of a response body (long-polling Fetch).
+* an awaitable of a response body (long-polling Fetch);
+* a :class:`Stepped` reply: the work in steps, for a request whose work grows with its size.
 
 Raising :class:`~rebalance_lab.protocol.errors.KafkaError` turns the whole
 request into that error (see ``errors_response.py``).
@@ -14,7 +15,7 @@ request into that error (see ``errors_response.py``).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +45,27 @@ class Parked:
 
 
 @dataclass(frozen=True)
+class Stepped:
+    """A reply computed in steps, so one big request never holds the server's loop (issue 17, defect 1).
+
+    ``steps`` yields between chunks of work and returns the response body. The server runs a few
+    milliseconds of steps at a time and lets other connections in between (Kafka's request handler
+    threads serve other requests meanwhile). Every state change happens inside a step, on the loop,
+    so the world is consistent whenever another request looks at it.
+    """
+
+    steps: Generator[None, None, Any]
+
+    def run(self) -> Any:
+        """All steps at once (for callers that have no loop to yield to, and for small requests)."""
+        while True:
+            try:
+                next(self.steps)
+            except StopIteration as done:
+                return done.value
+
+
+@dataclass(frozen=True)
 class RequestContext:
     api_key: int
     api_version: int
@@ -59,5 +81,5 @@ class RequestContext:
     listener: str = "PLAINTEXT"  # the security protocol of the listener the request came in on
 
 
-HandlerResult = Any | Parked | Awaitable[Any]
+HandlerResult = Any | Parked | Stepped | Awaitable[Any]
 Handler = Callable[[RequestContext, Any], HandlerResult]

@@ -14,7 +14,7 @@ from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator.clock import ManualClock
 from rebalance_lab.coordinator.cluster import BrokerInfo
 from rebalance_lab.coordinator.handlers import load_handlers
-from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.handlers.base import RequestContext, Stepped
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.protocol import codec
 
@@ -37,6 +37,8 @@ async def call(world: World, api_key: int, version: int, broker: int = 0, **fiel
     request = decoded_request(api_key, version, **fields)
     ctx = RequestContext(api_key, version, 1, "test", "/127.0.0.1", 1, world.nodes[broker], world)
     result = HANDLERS[api_key].handle(ctx, request)
+    if isinstance(result, Stepped):
+        result = result.run()  # the server runs it a few milliseconds at a time; here all at once
     if inspect.isawaitable(result):
         result = await result
     if result is None:

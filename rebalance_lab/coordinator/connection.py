@@ -1,0 +1,94 @@
+"""What the shell keeps per connection: its answers on their way out, and when it was last active.
+
+Kafka's network layer (``SocketServer.Processor``, ``KafkaChannel`` mute/unmute, ``Selector``) reads
+one request of a connection, mutes the channel until that request's response is sent, and serves
+the channels round-robin; the server here does the same on asyncio (server.py). This module holds
+the two pieces of per-connection state that gives it:
+
+* :class:`Output`: a connection's responses in request order, written as soon as the loop turns
+  (several answers of one turn leave in one write); :meth:`Output.pace` is where a connection
+  yields to the others between requests, and waits while its unsent bytes are above the
+  transport's high-water mark (a client that does not read its answers stops being read);
+* :class:`IdleConnections`: when each connection was last active, swept periodically for those
+  idle longer than ``connections.max.idle.ms`` (Kafka's ``Selector.IdleExpiryManager``; Kafka
+  closes such a channel with ``CloseMode.GRACEFUL``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+_MAX_BATCH = 128  # answers written together at most
+WRITE_HIGH_WATER = 256 * 1024  # unsent answer bytes above which a connection is no longer read
+
+
+class Output:
+    """A connection's responses, in request order; ``add`` schedules a write for the loop's next turn."""
+
+    def __init__(self, writer: asyncio.StreamWriter, loop: asyncio.AbstractEventLoop) -> None:
+        self._writer = writer
+        self._loop = loop
+        self._pending: list[bytes] = []
+        self._scheduled = False
+        writer.transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
+
+    def add(self, response: bytes) -> None:
+        self._pending.append(response)
+        if len(self._pending) >= _MAX_BATCH:
+            self.flush()
+        elif not self._scheduled:
+            self._scheduled = True
+            self._loop.call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._scheduled = False
+        pending = self._pending
+        if pending and not self._writer.is_closing():
+            self._writer.write(pending[0] if len(pending) == 1 else b"".join(pending))
+        pending.clear()
+
+    async def pace(self) -> None:
+        """Between two requests of this connection: let the others run, and wait while the peer is not reading.
+
+        ``sleep(0)`` puts this connection at the back of the loop's ready queue (round-robin, like
+        Kafka's Processor serving each channel in turn); ``drain`` returns at once unless the
+        transport paused writing because more than :data:`WRITE_HIGH_WATER` bytes are unsent.
+        """
+        await asyncio.sleep(0)
+        await self._writer.drain()
+
+
+class IdleConnections:
+    """Last activity per connection id (monotonic seconds), and the connections idle too long.
+
+    A connection with a request in flight (a JoinGroup waiting for its group, a long-poll Fetch)
+    is never idle: the emulator counts the request as activity until it is answered.
+    """
+
+    def __init__(self, max_idle_ms: int) -> None:
+        self.max_idle_s = max_idle_ms / 1000
+        self._last: dict[int, float] = {}
+        self._in_flight: set[int] = set()
+
+    def touch(self, cid: int) -> None:
+        self._last[cid] = time.monotonic()
+
+    def begin(self, cid: int) -> None:
+        self._in_flight.add(cid)
+
+    def end(self, cid: int) -> None:
+        self._in_flight.discard(cid)
+        self._last[cid] = time.monotonic()
+
+    def forget(self, cid: int) -> None:
+        self._last.pop(cid, None)
+        self._in_flight.discard(cid)
+
+    def expired(self, now: float | None = None) -> list[int]:
+        limit = (time.monotonic() if now is None else now) - self.max_idle_s
+        return [cid for cid, last in self._last.items() if last < limit and cid not in self._in_flight]
+
+    def sweep_interval_s(self) -> float:
+        """How often to look: a quarter of the limit, at most once a second (a coarse check, as Kafka's)."""
+        return min(1.0, max(0.01, self.max_idle_s / 4))
