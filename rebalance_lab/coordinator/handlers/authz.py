@@ -9,12 +9,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 from rebalance_lab.security.acls import CLUSTER_NAME, Operation, ResourceType
 from rebalance_lab.security.authorizer import all_operations
 
 READ, WRITE, CREATE, DELETE = Operation.READ, Operation.WRITE, Operation.CREATE, Operation.DELETE
 ALTER, DESCRIBE, IDEMPOTENT_WRITE = Operation.ALTER, Operation.DESCRIBE, Operation.IDEMPOTENT_WRITE
 TOPIC, GROUP, CLUSTER = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
+TRANSACTIONAL_ID = ResourceType.TRANSACTIONAL_ID
 
 
 def permits(ctx: RequestContext, operation: Operation, resource_type: ResourceType, name: str) -> bool:
@@ -45,3 +47,15 @@ def authorized_operations(ctx: RequestContext, resource_type: ResourceType, name
 def may_create_topic(ctx: RequestContext, topic: str) -> bool:
     """CREATE on the cluster or on the topic (KafkaApis's auto-creation and CreateTopics checks)."""
     return permits_cluster(ctx, CREATE) or permits(ctx, CREATE, TOPIC, topic)
+
+
+def require_group(ctx: RequestContext, operation: Operation, group_id: str) -> None:
+    """GROUP_AUTHORIZATION_FAILED for the whole request, as KafkaApis answers before the coordinator sees it."""
+    if not permits(ctx, operation, GROUP, group_id):
+        raise KafkaError(ErrorCode.GROUP_AUTHORIZATION_FAILED)
+
+
+def operation_bits(ctx: RequestContext, resource_type: ResourceType, name: str) -> set[int]:
+    """:func:`authorized_operations` as the set of its bits (how kafka-python encodes a bitfield)."""
+    field = authorized_operations(ctx, resource_type, name)
+    return {bit for bit in range(32) if field >> bit & 1}

@@ -7,11 +7,14 @@ every group UNSUPPORTED_VERSION (its consumer protocol is off).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator.consumer.messages import DescribedGroup, DescribedTopic, DescribeInput, DescribeResult
 from rebalance_lab.coordinator.group_service import owns_group, service_of
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
@@ -26,7 +29,7 @@ def _assignment(shape: Any, topics: tuple[DescribedTopic, ...]) -> Any:
                                    for t in topics])
 
 
-def _group(version: int, g: DescribedGroup, include_ops: bool) -> Any:
+def _group(version: int, g: DescribedGroup, include_ops: bool, ops_of: Callable[[str], int] | None = None) -> Any:
     described = codec.data_class(codec.response_type(API_KEY), "DescribedGroup")
     member = codec.data_class(described, "Member")
     shape = codec.data_class(member, "Assignment")
@@ -36,7 +39,8 @@ def _group(version: int, g: DescribedGroup, include_ops: bool) -> Any:
         subscribed_topic_regex=m.subscribed_topic_regex, assignment=_assignment(shape, m.assignment),
         target_assignment=_assignment(shape, m.target_assignment), member_type=m.member_type,
     ) for m in g.members]
-    ops = _ALL_GROUP_OPERATIONS if include_ops and g.error is ErrorCode.NONE else -(1 << 31)
+    ops = (ops_of or (lambda _: _ALL_GROUP_OPERATIONS))(g.group_id) if include_ops and g.error is ErrorCode.NONE \
+        else -(1 << 31)
     return described(error_code=int(g.error), error_message=g.error_message, group_id=g.group_id,
                      group_state=g.state, group_epoch=g.group_epoch, assignment_epoch=g.assignment_epoch,
                      assignor_name=g.assignor_name, members=members, authorized_operations=ops)
@@ -48,7 +52,10 @@ def handle(ctx: RequestContext, request: Any) -> Any | Parked:
     # GroupCoordinatorService.consumerGroupDescribe: an empty id is INVALID_GROUP_ID, answered ahead of the rest
     empty = [DescribedGroup("", ErrorCode.INVALID_GROUP_ID) for g in requested if not g]
     group_ids = [g for g in requested if g]
-    ours = tuple(g for g in group_ids if owns_group(ctx.world, ctx.broker.node_id, g))
+    # KafkaApis: DESCRIBE on each group, the others answered GROUP_AUTHORIZATION_FAILED
+    refused = {g: DescribedGroup(g, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+               for g in authz.denied(ctx, authz.DESCRIBE, authz.GROUP, group_ids)}
+    ours = tuple(g for g in group_ids if g not in refused and owns_group(ctx.world, ctx.broker.node_id, g))
     include_ops = bool(request.include_authorized_operations)
     if ctx.world.config.flavor is not Flavor.KAFKA_4:
         off = [DescribedGroup(g, ErrorCode.UNSUPPORTED_VERSION) for g in requested]  # KafkaApis, in request order
@@ -57,10 +64,11 @@ def handle(ctx: RequestContext, request: Any) -> Any | Parked:
     service = service_of(ctx.world)
 
     def build(result: DescribeResult) -> Any:
-        found = {g.group_id: g for g in result.groups}
+        found = {**{g.group_id: g for g in result.groups}, **refused}
         groups = empty + [found.get(g) or DescribedGroup(g, ErrorCode.NOT_COORDINATOR) for g in group_ids]
+        ops_of = partial(authz.authorized_operations, ctx, authz.GROUP)
         return codec.new_response(API_KEY, version, throttle_time_ms=0,
-                                  groups=[_group(version, g, include_ops) for g in groups])
+                                  groups=[_group(version, g, include_ops, ops_of) for g in groups])
 
     def describe(now_ms: int, inp: DescribeInput, token: int) -> Any:
         return service.consumer.describe(inp, service.topics(), token)

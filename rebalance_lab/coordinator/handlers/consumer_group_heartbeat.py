@@ -14,6 +14,7 @@ from typing import Any
 from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatInput, HeartbeatResult
 from rebalance_lab.coordinator.group_service import service_of
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
 from rebalance_lab.coordinator.routing import check_coordinator
 from rebalance_lab.protocol.errors import ErrorCode
@@ -65,6 +66,10 @@ def handle(ctx: RequestContext, request: Any) -> Any | Parked:
     version = ctx.api_version
     if ctx.world.config.flavor is not Flavor.KAFKA_4:
         return error_response(version, request, ErrorCode.UNSUPPORTED_VERSION)
+    # KafkaApis: READ on the group, then DESCRIBE on every subscribed topic name, before the coordinator
+    authz.require_group(ctx, authz.READ, request.group_id or "")
+    if authz.denied(ctx, authz.DESCRIBE, authz.TOPIC, request.subscribed_topic_names or ()):
+        return error_response(version, request, ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     inp = to_input(ctx, request)
     service = service_of(ctx.world)
     invalid = service.consumer.validate(inp)

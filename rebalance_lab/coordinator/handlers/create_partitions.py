@@ -21,6 +21,7 @@ from typing import Any
 from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator import controller_limits
 from rebalance_lab.coordinator.controller_limits import RecordBudget
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.handlers.create_topics import java_set_order
 from rebalance_lab.protocol import codec
@@ -70,6 +71,9 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     by_name = {t.name: t for t in request.topics}
     budget = RecordBudget() if ctx.world.config.flavor == Flavor.KAFKA_3 else None
     for name in java_set_order([n for n in seen if n not in duplicates]):
+        if not authz.permits(ctx, authz.ALTER, authz.TOPIC, name):  # ControllerApis: ALTER on each topic
+            results.append(_RESULT(name=name, error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, error_message=None))
+            continue
         results.append(_grow(ctx, by_name[name], bool(request.validate_only), budget))
     return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, results=results)
 

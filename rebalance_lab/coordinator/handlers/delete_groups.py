@@ -10,6 +10,7 @@ from typing import Any
 from rebalance_lab.coordinator import consumer_surface
 from rebalance_lab.coordinator.classic.messages import DeleteGroupsInput, DeleteGroupsResult
 from rebalance_lab.coordinator.group_service import owns_group, service_of
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
@@ -20,12 +21,13 @@ API_KEY = 42
 def handle(ctx: RequestContext, request: Any) -> Any:
     version = ctx.api_version
     group_ids = list(dict.fromkeys(g or "" for g in request.groups_names or ()))
-    ours = [g for g in group_ids if owns_group(ctx.world, ctx.broker.node_id, g)]
+    refused = {g: ErrorCode.GROUP_AUTHORIZATION_FAILED for g in authz.denied(ctx, authz.DELETE, authz.GROUP, group_ids)}
+    ours = [g for g in group_ids if g not in refused and owns_group(ctx.world, ctx.broker.node_id, g)]
     consumer = {g: consumer_surface.delete(ctx.world, g) for g in ours if consumer_surface.holds(ctx.world, g)}
     result_type = codec.data_class(codec.response_type(API_KEY), "DeletableGroupResult")
 
     def build(result: DeleteGroupsResult) -> Any:
-        errors = {**dict(result.results), **consumer}
+        errors = {**dict(result.results), **consumer, **refused}
         results = [result_type(group_id=g, error_code=int(errors.get(g, ErrorCode.NOT_COORDINATOR)))
                    for g in group_ids]
         return codec.new_response(API_KEY, version, throttle_time_ms=0, results=results)

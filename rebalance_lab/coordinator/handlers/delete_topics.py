@@ -15,6 +15,7 @@ import uuid
 from collections import Counter
 from typing import Any
 
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
@@ -47,6 +48,20 @@ def _invalid(entries: list[Entry]) -> list[Any]:
     return results
 
 
+def _refusal(ctx: RequestContext, name: str, by_id: uuid.UUID | None) -> Any | None:
+    """ControllerApis.deleteTopics: DELETE on the cluster allows every topic; otherwise DESCRIBE and DELETE on
+    the topic, checked before its existence (a topic named by id keeps its name only if describable)."""
+    if authz.permits_cluster(ctx, authz.DELETE):
+        return None
+    describable = authz.permits(ctx, authz.DESCRIBE, authz.TOPIC, name)
+    if describable and by_id is None and name not in ctx.world.cluster.topics:
+        return None  # UNKNOWN_TOPIC_OR_PARTITION comes before the DELETE check
+    if describable and authz.permits(ctx, authz.DELETE, authz.TOPIC, name):
+        return None
+    shown = name if describable or by_id is None else None
+    return _result(shown, by_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None)
+
+
 def _delete(ctx: RequestContext, name: str | None, topic_id: uuid.UUID | None) -> Any:
     cluster = ctx.world.cluster
     if topic_id is not None:
@@ -55,6 +70,9 @@ def _delete(ctx: RequestContext, name: str | None, topic_id: uuid.UUID | None) -
             return _result(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, "This server does not host this topic ID.")
         name = found.name
     assert name is not None
+    refused = _refusal(ctx, name, topic_id)
+    if refused is not None:
+        return refused
     try:
         info = cluster.delete_topic(name)
     except KafkaError as exc:

@@ -6,6 +6,7 @@ says why (spec/kip848.md §8.3, :func:`~rebalance_lab.coordinator.consumer_surfa
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from rebalance_lab.coordinator import consumer_surface
@@ -15,6 +16,7 @@ from rebalance_lab.coordinator.classic.messages import (
     DescribeGroupsResult,
 )
 from rebalance_lab.coordinator.group_service import owns_group, service_of
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
@@ -46,18 +48,28 @@ def _not_coordinator(group_id: str) -> DescribedGroup:
     return DescribedGroup(group_id, ErrorCode.NOT_COORDINATOR, "", "", "")
 
 
+def _authorized(ctx: RequestContext, g: DescribedGroup, include_ops: bool) -> DescribedGroup:
+    """The caller's operations on a described group (KafkaApis sets them after the coordinator answers)."""
+    if not include_ops or g.error is not ErrorCode.NONE:
+        return g
+    return replace(g, authorized_operations=authz.authorized_operations(ctx, authz.GROUP, g.group_id))
+
+
 def handle(ctx: RequestContext, request: Any) -> Any:
     version = ctx.api_version
     group_ids = [g or "" for g in request.groups or ()]
-    ours = [g for g in group_ids if owns_group(ctx.world, ctx.broker.node_id, g)]
+    # KafkaApis: DESCRIBE on each group; the others are answered GROUP_AUTHORIZATION_FAILED and nothing more
+    refused = authz.denied(ctx, authz.DESCRIBE, authz.GROUP, group_ids)
+    ours = [g for g in group_ids if g not in refused and owns_group(ctx.world, ctx.broker.node_id, g)]
     include_ops = bool(request.include_authorized_operations) if version >= 3 else False
     service = service_of(ctx.world)
-    described: dict[str, DescribedGroup] = {}
+    described: dict[str, DescribedGroup] = {
+        g: DescribedGroup(g, ErrorCode.GROUP_AUTHORIZATION_FAILED, "", "", "") for g in refused}
     consumer = {g for g in ours if consumer_surface.holds(ctx.world, g)}
 
     def build(result: DescribeGroupsResult) -> Any:
-        described.update((g.group_id, consumer_surface.described_as_classic(g.group_id, version, g)
-                          if g.group_id in consumer else g) for g in result.groups)
+        described.update((g.group_id, _authorized(ctx, consumer_surface.described_as_classic(g.group_id, version, g)
+                          if g.group_id in consumer else g, include_ops)) for g in result.groups)
         groups = [described.get(g) or _not_coordinator(g) for g in group_ids]
         return codec.new_response(API_KEY, version, throttle_time_ms=0, groups=[_group(version, g) for g in groups])
 

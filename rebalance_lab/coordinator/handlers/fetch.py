@@ -37,6 +37,7 @@ from rebalance_lab.coordinator.fetch_sessions import (
     PartitionOutcome,
     PartitionRequest,
 )
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.handlers.leaders import current_leader, node_endpoints
 from rebalance_lab.coordinator.world import World
@@ -113,7 +114,11 @@ def _topic_of(world: World, ref: str | uuid.UUID) -> TopicInfo | None:
 
 def _locate(ctx: RequestContext, key: FetchKey) -> tuple[TopicInfo, PartitionInfo]:
     ref, index = key
+    if isinstance(ref, str) and not authz.permits(ctx, authz.READ, authz.TOPIC, ref):
+        raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)  # KafkaApis: READ, before the topic's existence
     info = _topic_of(ctx.world, ref)
+    if info is not None and not authz.permits(ctx, authz.READ, authz.TOPIC, info.name):
+        raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     if info is None:
         missing = ErrorCode.UNKNOWN_TOPIC_ID if isinstance(ref, uuid.UUID) else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         raise KafkaError(missing)

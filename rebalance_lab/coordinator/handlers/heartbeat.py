@@ -6,6 +6,7 @@ from typing import Any
 
 from rebalance_lab.coordinator.classic.messages import HeartbeatInput, HeartbeatResult
 from rebalance_lab.coordinator.group_service import service_of
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
 from rebalance_lab.coordinator.routing import check_coordinator
 from rebalance_lab.protocol import codec
@@ -18,6 +19,7 @@ def to_response(version: int, result: HeartbeatResult) -> Any:
 
 
 def handle(ctx: RequestContext, request: Any) -> Parked:
+    authz.require_group(ctx, authz.READ, request.group_id or "")
     version = ctx.api_version
     inp = HeartbeatInput(request.group_id or "", request.member_id or "", int(request.generation_id),
                          request.group_instance_id if version >= 3 else None)

@@ -6,6 +6,7 @@ from typing import Any
 
 from rebalance_lab.coordinator.classic.messages import LeaveGroupInput, LeaveGroupResult, LeaveMember
 from rebalance_lab.coordinator.group_service import service_of
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
 from rebalance_lab.coordinator.routing import check_coordinator
 from rebalance_lab.protocol import codec
@@ -46,6 +47,7 @@ def error_response(version: int, request: Any, code: ErrorCode) -> Any:
 
 
 def handle(ctx: RequestContext, request: Any) -> Parked:
+    authz.require_group(ctx, authz.READ, request.group_id or "")
     version = ctx.api_version
     inp = to_input(version, request)
     if inp.group_id:

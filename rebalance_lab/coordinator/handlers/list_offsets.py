@@ -23,6 +23,7 @@ from typing import Any
 
 from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator.dataplane import leadership_error, partition_log
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.logs import TimestampAndOffset
 from rebalance_lab.protocol import codec
@@ -58,7 +59,9 @@ def _lookup(ctx: RequestContext, request: Any, name: str, p: Any) -> tuple[Error
 
 
 def _partition(ctx: RequestContext, request: Any, name: str, p: Any, duplicate: bool) -> Any:
-    if duplicate:
+    if not authz.permits(ctx, authz.DESCRIBE, authz.TOPIC, name):
+        error, found = ErrorCode.TOPIC_AUTHORIZATION_FAILED, None  # KafkaApis: DESCRIBE, before ReplicaManager
+    elif duplicate:
         error, found = ErrorCode.INVALID_REQUEST, None
     else:
         error, found = _lookup(ctx, request, name, p)

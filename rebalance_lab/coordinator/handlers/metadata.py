@@ -36,10 +36,12 @@ from rebalance_lab.coordinator.cluster import (
     is_internal_topic,
     is_valid_topic_name,
 )
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext, Stepped
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
+from rebalance_lab.security.acls import CLUSTER_NAME
 
 API_KEY = 3
 _RESPONSE = codec.response_type(API_KEY)
@@ -48,7 +50,6 @@ _TOPIC = _RESPONSE.MetadataResponseTopic
 _PARTITION = _TOPIC.MetadataResponsePartition
 # AclOperation codes allowed on a topic / the cluster (Topic/Cluster resource supported operations).
 _TOPIC_OPERATIONS = {3, 4, 5, 6, 7, 8, 10, 11}  # READ WRITE CREATE DELETE ALTER DESCRIBE DESCRIBE/ALTER_CONFIGS
-_CLUSTER_OPERATIONS = {5, 7, 8, 9, 10, 11, 12}  # CREATE ALTER DESCRIBE CLUSTER_ACTION *_CONFIGS IDEMPOTENT_WRITE
 _ZERO_UUID = uuid.UUID(int=0)
 # Topic entries (or, for all topics, partitions) per step: a request naming 250,000 topics is answered in
 # steps of a few milliseconds (issue 17, defect 1), a usual one in a single step.
@@ -146,6 +147,12 @@ def _named_topics(
             continue
         seen.add(name)
         info = cluster.topics.get(name)
+        # KafkaApis: a topic the caller may not DESCRIBE, or may not auto-create (CREATE on the cluster or the
+        # topic), is answered TOPIC_AUTHORIZATION_FAILED whether it exists or not, and is not created
+        if not authz.permits(ctx, authz.DESCRIBE, authz.TOPIC, name) or (
+                info is None and create and is_valid_topic_name(name) and not authz.may_create_topic(ctx, name)):
+            result.append(_missing(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+            continue
         result.append(_topic(info, live, ctx.api_version, with_ops) if info else _unknown(ctx, name, create))
     return result
 
@@ -156,6 +163,8 @@ def _all_topics(ctx: RequestContext, with_ops: bool) -> Generator[None, None, li
         if done >= _STEP:
             done = 0
             yield
+        if not authz.permits(ctx, authz.DESCRIBE, authz.TOPIC, info.name):
+            continue  # KafkaApis leaves out of an all-topics answer what the caller may not DESCRIBE
         result.append(_topic(info, live, ctx.api_version, with_ops))
         done += 1 + len(info.partitions)
     return result
@@ -167,6 +176,10 @@ def _answer(ctx: RequestContext, request: Any, entries: list[Any] | None) -> Gen
         topics = yield from _all_topics(ctx, with_ops)
     else:
         topics = yield from _named_topics(ctx, request, entries, with_ops)
+    if with_ops and ctx.world.authorizer is not None:
+        for topic in topics:
+            if topic.error_code == ErrorCode.NONE:
+                topic.authorized_operations = authz.operation_bits(ctx, authz.TOPIC, topic.name)
     return _response(ctx, request, topics)
 
 
@@ -189,7 +202,8 @@ def _response(ctx: RequestContext, request: Any, topics: list[Any]) -> Any:
     return codec.new_response(
         API_KEY, ctx.api_version, throttle_time_ms=0, brokers=brokers, cluster_id=world.cluster.cluster_id,
         controller_id=min(live) if live else -1, topics=topics, error_code=ErrorCode.NONE,
-        authorized_operations=set(_CLUSTER_OPERATIONS) if cluster_ops and 8 <= ctx.api_version <= 10 else None,
+        authorized_operations=authz.operation_bits(ctx, authz.CLUSTER, CLUSTER_NAME)
+        if cluster_ops and 8 <= ctx.api_version <= 10 else None,
     )
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from rebalance_lab.coordinator import consumer_surface
 from rebalance_lab.coordinator.cluster import TopicInfo
 from rebalance_lab.coordinator.group_service import owns_group, service_of
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.offsets import CommittedOffset
 from rebalance_lab.coordinator.offsets_service import offsets_of
@@ -40,7 +41,11 @@ def _resolve_topic(ctx: RequestContext, topic: Any) -> tuple[TopicInfo | None, E
     cluster = ctx.world.cluster
     if ctx.api_version >= _TOPIC_IDS_FROM:
         info = cluster.topic_by_id(topic.topic_id)
+        if info is not None and not authz.permits(ctx, authz.READ, authz.TOPIC, info.name):
+            return None, ErrorCode.TOPIC_AUTHORIZATION_FAILED
         return info, ErrorCode.NONE if info else ErrorCode.UNKNOWN_TOPIC_ID
+    if not authz.permits(ctx, authz.READ, authz.TOPIC, topic.name or ""):
+        return None, ErrorCode.TOPIC_AUTHORIZATION_FAILED  # KafkaApis: READ on the topic before the metadata check
     info = cluster.topics.get(topic.name)
     return info, ErrorCode.NONE if info else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
@@ -111,6 +116,7 @@ def _group_error(ctx: RequestContext, request: Any, checked: list[tuple[Any, lis
 
 
 def handle(ctx: RequestContext, request: Any) -> Any:
+    authz.require_group(ctx, authz.READ, request.group_id or "")
     checked = _prechecked(ctx, request)
     if any(part.error is ErrorCode.NONE for _t, parts in checked for part in parts):
         error = _group_error(ctx, request, checked)

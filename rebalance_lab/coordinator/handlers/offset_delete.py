@@ -12,6 +12,7 @@ from typing import Any
 from rebalance_lab.coordinator import consumer_surface
 from rebalance_lab.coordinator.classic.offsets_gate import OffsetDeleteCheck
 from rebalance_lab.coordinator.group_service import owns_group, service_of
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.offsets_service import offsets_of
 from rebalance_lab.protocol import codec
@@ -25,11 +26,14 @@ def _topics(ctx: RequestContext, request: Any, subscribed: Any) -> list[Any]:
     part_cls = topic_cls.OffsetDeleteResponsePartition
     store = offsets_of(ctx.world).store
     topics = []
+    refused = authz.denied(ctx, authz.READ, authz.TOPIC, (t.name for t in request.topics))
     for topic in request.topics:
         info = ctx.world.cluster.topics.get(topic.name)
         parts = []
         for p in topic.partitions:
-            if info is None or not 0 <= p.partition_index < len(info.partitions):
+            if topic.name in refused:
+                error = ErrorCode.TOPIC_AUTHORIZATION_FAILED  # KafkaApis: READ on each topic, before metadata
+            elif info is None or not 0 <= p.partition_index < len(info.partitions):
                 error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION  # KafkaApis' metadata-cache pre-check
             elif subscribed(topic.name):
                 error = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
@@ -42,6 +46,9 @@ def _topics(ctx: RequestContext, request: Any, subscribed: Any) -> list[Any]:
 
 
 def handle(ctx: RequestContext, request: Any) -> Any:
+    if not authz.permits(ctx, authz.DELETE, authz.GROUP, request.group_id):
+        return codec.new_response(API_KEY, ctx.api_version, error_code=int(ErrorCode.GROUP_AUTHORIZATION_FAILED),
+                                  throttle_time_ms=0, topics=[])
     if not owns_group(ctx.world, ctx.broker.node_id, request.group_id):
         return codec.new_response(API_KEY, ctx.api_version, error_code=int(ErrorCode.NOT_COORDINATOR),
                                   throttle_time_ms=0, topics=[])

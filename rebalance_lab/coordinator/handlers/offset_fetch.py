@@ -16,6 +16,7 @@ from typing import Any
 from rebalance_lab.coordinator import consumer_surface
 from rebalance_lab.coordinator.classic.ordering import java_hashmap_order
 from rebalance_lab.coordinator.group_service import owns_group
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.offsets import NO_EPOCH, NO_OFFSET, CommittedOffset
 from rebalance_lab.coordinator.offsets_service import offsets_of
@@ -56,6 +57,10 @@ def _requested(ctx: RequestContext, group_id: str, topics: list[Any], indexes_fi
     results = []
     for topic in topics:
         name, topic_id = _topic_key(ctx, topic)
+        if not authz.permits(ctx, authz.DESCRIBE, authz.TOPIC, name):  # KafkaApis: DESCRIBE on each topic
+            entries = [_Entry(p, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in getattr(topic, indexes_field)]
+            results.append(_TopicResult(name, topic_id, entries))
+            continue
         entries = [_Entry(p, store.fetch(group_id, name, p)) for p in getattr(topic, indexes_field)]
         results.append(_TopicResult(name, topic_id, entries))
     return results
@@ -68,7 +73,10 @@ def _all(ctx: RequestContext, group_id: str) -> list[_TopicResult]:
     for (topic, partition), value in offsets_of(ctx.world).store.fetch_all(group_id):
         by_topic.setdefault(topic, []).append((partition, value))
     results = []
+    hidden = authz.denied(ctx, authz.DESCRIBE, authz.TOPIC, by_topic)  # KafkaApis leaves them out
     for topic in java_hashmap_order(by_topic):
+        if topic in hidden:
+            continue
         info = ctx.world.cluster.topics.get(topic)
         parts = _integer_hashmap_order(by_topic[topic])
         results.append(_TopicResult(topic, info.topic_id if info else None, [_Entry(p, v) for p, v in parts]))
@@ -85,6 +93,8 @@ def _integer_hashmap_order(items: list[tuple[int, CommittedOffset]]) -> list[tup
 
 def _fetch_group(ctx: RequestContext, group_id: str, topics: list[Any] | None, indexes_field: str,
                  member: tuple[str | None, int] = (None, -1)) -> tuple[ErrorCode, list[_TopicResult]]:
+    if not authz.permits(ctx, authz.DESCRIBE, authz.GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
     if not owns_group(ctx.world, ctx.broker.node_id, group_id):
         return ErrorCode.NOT_COORDINATOR, []
     if consumer_surface.holds(ctx.world, group_id):
@@ -119,8 +129,9 @@ def _topics(topic_cls: Any, version: int, results: list[_TopicResult], partition
 def _single(ctx: RequestContext, request: Any) -> Any:
     version = ctx.api_version
     error, results = _fetch_group(ctx, request.group_id, request.topics, "partition_indexes")
-    if error is not ErrorCode.NONE and request.topics is not None:
-        results = _requested_without_values(request.topics)
+    unauthorized = error is ErrorCode.GROUP_AUTHORIZATION_FAILED and version >= _TOP_LEVEL_ERROR_FROM
+    if error is not ErrorCode.NONE and request.topics is not None and not unauthorized:
+        results = _requested_without_values(request.topics)  # v2-7 answer an unauthorized group with no topic
     topic_cls = codec.response_type(API_KEY).OffsetFetchResponseTopic
     per_partition = error if version < _TOP_LEVEL_ERROR_FROM else ErrorCode.NONE
     return codec.new_response(API_KEY, version, throttle_time_ms=0, error_code=int(error),

@@ -28,6 +28,7 @@ from typing import Any
 from rebalance_lab.coordinator import topic_configs
 from rebalance_lab.coordinator.cluster import PartitionInfo, TopicInfo
 from rebalance_lab.coordinator.dataplane import dataplane, leadership_error, partition_log
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.handlers.leaders import current_leader, node_endpoints
 from rebalance_lab.protocol import codec
@@ -51,9 +52,15 @@ class _Outcome:
 
 
 def _resolve(ctx: RequestContext, topic: Any) -> tuple[TopicInfo | None, ErrorCode]:
+    # KafkaApis: WRITE on each topic, checked before the topic's existence (the real 4.4.0 broker answers
+    # TOPIC_AUTHORIZATION_FAILED for a missing topic the caller may not write)
     if ctx.api_version >= 13:
         info = ctx.world.cluster.topic_by_id(topic.topic_id)
+        if info is not None and not authz.permits(ctx, authz.WRITE, authz.TOPIC, info.name):
+            return None, ErrorCode.TOPIC_AUTHORIZATION_FAILED
         return info, ErrorCode.UNKNOWN_TOPIC_ID
+    if not authz.permits(ctx, authz.WRITE, authz.TOPIC, topic.name or ""):
+        return None, ErrorCode.TOPIC_AUTHORIZATION_FAILED
     return ctx.world.cluster.topics.get(topic.name), ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 

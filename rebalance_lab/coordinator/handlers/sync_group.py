@@ -6,6 +6,7 @@ from typing import Any
 
 from rebalance_lab.coordinator.classic.messages import SyncGroupInput, SyncGroupResult
 from rebalance_lab.coordinator.group_service import service_of
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
 from rebalance_lab.coordinator.routing import check_coordinator
 from rebalance_lab.protocol import codec
@@ -43,6 +44,7 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
         # KafkaApis rejects this before authorisation and before the coordinator sees it.
         return error_response(version, request, ErrorCode.INCONSISTENT_GROUP_PROTOCOL)
+    authz.require_group(ctx, authz.READ, request.group_id or "")
     inp = to_input(ctx, request)
     if inp.group_id:
         check_coordinator(ctx.world, ctx.broker.node_id, inp.group_id)
