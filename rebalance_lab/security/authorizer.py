@@ -91,6 +91,26 @@ class StandardAuthorizer:
             allowed = True
         return allowed or (not found_resource_acls and self.allow_everyone_if_no_acl_found)
 
+    def authorize_any(self, principal: str, host: str, operation: Operation, resource_type: ResourceType) -> bool:
+        """Kafka's ``authorizeByResourceType`` (simplified): an ALLOW for ``operation`` on some resource of the
+        type, not cancelled by a DENY on every name (LITERAL ``*``); with no such ALLOW, what a resource without
+        ACLs would get."""
+        if principal in self.super_users:
+            return True
+        principals, address = (principal, WILDCARD_PRINCIPAL), client_address(host)
+
+        def applies(acl: Acl) -> bool:
+            return (acl.resource_type == resource_type and acl.principal in principals
+                    and acl.host in (WILDCARD, address) and _covers_operation(acl, operation))
+
+        applicable = [acl for acl in self._acls if applies(acl)]
+        if any(a.permission == Permission.DENY and a.pattern_type == PatternType.LITERAL
+               and a.resource_name == WILDCARD for a in applicable):
+            return False
+        if any(a.permission == Permission.ALLOW for a in applicable):
+            return True
+        return self.allow_everyone_if_no_acl_found and not any(a.resource_type == resource_type for a in self._acls)
+
     def authorized_operations(self, principal: str, host: str, resource_type: ResourceType, name: str) -> int:
         """The 32-bit field of the supported operations allowed (Kafka's ``AuthHelper.authorizedOperations``)."""
         bits = 0

@@ -15,6 +15,7 @@ from rebalance_lab.security.authorizer import all_operations
 
 READ, WRITE, CREATE, DELETE = Operation.READ, Operation.WRITE, Operation.CREATE, Operation.DELETE
 ALTER, DESCRIBE, IDEMPOTENT_WRITE = Operation.ALTER, Operation.DESCRIBE, Operation.IDEMPOTENT_WRITE
+DESCRIBE_CONFIGS = Operation.DESCRIBE_CONFIGS
 TOPIC, GROUP, CLUSTER = ResourceType.TOPIC, ResourceType.GROUP, ResourceType.CLUSTER
 TRANSACTIONAL_ID = ResourceType.TRANSACTIONAL_ID
 
@@ -59,3 +60,11 @@ def operation_bits(ctx: RequestContext, resource_type: ResourceType, name: str) 
     """:func:`authorized_operations` as the set of its bits (how kafka-python encodes a bitfield)."""
     field = authorized_operations(ctx, resource_type, name)
     return {bit for bit in range(32) if field >> bit & 1}
+
+
+def may_write_idempotently(ctx: RequestContext) -> bool:
+    """InitProducerId without a transactional id: IDEMPOTENT_WRITE on the cluster or WRITE on some topic."""
+    authorizer = ctx.world.authorizer
+    if authorizer is None or permits_cluster(ctx, IDEMPOTENT_WRITE):
+        return True
+    return authorizer.authorize_any(ctx.principal, ctx.client_host, WRITE, TOPIC)

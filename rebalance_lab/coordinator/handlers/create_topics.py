@@ -25,6 +25,7 @@ from typing import Any
 from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator import controller_limits, topic_configs
 from rebalance_lab.coordinator.cluster import TopicInfo
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
@@ -111,6 +112,21 @@ def _request_error(ctx: RequestContext, topics: list[Any], counts: Counter[str])
     return message
 
 
+def _not_creatable(ctx: RequestContext, names: list[str]) -> list[str]:
+    """ControllerApis.createTopics: CREATE on the cluster allows every topic, else CREATE on each topic."""
+    if authz.permits_cluster(ctx, authz.CREATE):
+        return []
+    return [name for name in names if not authz.permits(ctx, authz.CREATE, authz.TOPIC, name)]
+
+
+def _described(ctx: RequestContext, result: Any) -> Any:
+    """A created topic's configs only for a caller allowed DESCRIBE_CONFIGS on it (ReplicationControlManager)."""
+    if not authz.permits(ctx, authz.DESCRIBE_CONFIGS, authz.TOPIC, result.name):
+        result.configs = []
+        result.topic_config_error_code = int(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    return result
+
+
 def handle(ctx: RequestContext, request: Any) -> Any:
     counts = Counter(t.name for t in request.topics)
     refused = _request_error(ctx, list(request.topics), counts)
@@ -118,16 +134,19 @@ def handle(ctx: RequestContext, request: Any) -> Any:
         failed = [_failure(t.name, ErrorCode.POLICY_VIOLATION, refused) for t in request.topics]
         return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, topics=failed)
     validate_only = bool(getattr(request, "validate_only", False))
+    refused_names = _not_creatable(ctx, [n for n, c in counts.items() if c == 1])
     results: list[Any] = []
     for topic in request.topics:
-        if counts[topic.name] > 1:
+        if counts[topic.name] > 1 or topic.name in refused_names:
             continue
         try:
-            results.append(_success(_create(ctx, topic, validate_only), ctx.world.config.flavor))
+            results.append(_described(ctx, _success(_create(ctx, topic, validate_only), ctx.world.config.flavor)))
         except KafkaError as exc:
             results.append(_failure(topic.name, exc.code, str(exc)))
     duplicates = java_set_order(list(dict.fromkeys(n for n, c in counts.items() if c > 1)))
     results.extend(_failure(name, ErrorCode.INVALID_REQUEST, "Duplicate topic name.") for name in duplicates)
+    results.extend(_failure(name, ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")
+                   for name in java_set_order(refused_names))
     return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, topics=results)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from rebalance_lab.coordinator.dataplane import dataplane
+from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
@@ -28,6 +29,12 @@ _MAX_TRANSACTION_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms
 def handle(ctx: RequestContext, request: Any) -> Any:
     ids = dataplane(ctx.world).producer_ids
     txn_id = request.transactional_id
+    # KafkaApis: WRITE on the transactional id; an idempotent producer needs IDEMPOTENT_WRITE on the cluster
+    # or WRITE on some topic
+    if txn_id is not None and not authz.permits(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, txn_id):
+        return _reply(ctx, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1)
+    if txn_id is None and not authz.may_write_idempotently(ctx):
+        return _reply(ctx, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, -1, -1)
     if txn_id is None:
         return _reply(ctx, ErrorCode.NONE, ids.allocate(ctx.broker.node_id), 0)
     if txn_id == "":
