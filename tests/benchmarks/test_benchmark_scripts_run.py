@@ -53,3 +53,9 @@ def test_the_kip848_scale_benchmark_compares_the_emulator_with_a_kafka_4_broker(
 def test_the_emulator_versus_broker_benchmark_prints_both_times_and_the_ratio() -> None:
     out = _run("emulator_vs_broker.py", "--runs", "1", timeout=600)
     assert "ratio" in out.lower()
+
+
+def test_the_sasl_listeners_benchmark_prints_reconnection_rates_and_logins_per_second() -> None:
+    out = _run("sasl_listeners.py", "--seconds", "1", "--logins", "3")
+    assert "SASL consumer on a PLAINTEXT listener: emulator" in out and "connections/s" in out
+    assert out.count("logins/s") == 6
