@@ -122,3 +122,18 @@ def test_serve_refuses_a_bad_acl_file_with_one_line_and_exit_code_2(tmp_path: Pa
     assert done.stderr.strip().splitlines() == [
         f"rebalance-lab: error: {bad} acls[0]: Could not parse principal from `alice` (no colon is present "
         "separating the principal type from the principal name)"]
+
+
+def test_the_readme_serve_command_with_an_acl_file_starts(tmp_path: Path) -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    document = readme.split("## Authorization (ACLs)")[1].split("```json\n")[1].split("```")[0]
+    (tmp_path / "acls.json").write_text(document)
+    exe = Path(sys.executable).with_name("rebalance-lab")
+    proc = subprocess.Popen([str(exe), "serve", "--port", "0", "--topic", "orders:2", "--acl-file", "acls.json",
+                             "--super-user", "User:admin"], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        assert "listening; bootstrap servers:" in proc.stdout.readline()
+    finally:
+        proc.terminate()
+        proc.wait(30)
