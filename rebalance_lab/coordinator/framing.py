@@ -20,7 +20,7 @@ class FrameError(Exception):
 
 class FrameBuffer:
     def __init__(self, max_bytes: int) -> None:
-        self._max = max_bytes
+        self.max_bytes = max_bytes  # may change while the connection lives (SASL: smaller until authenticated)
         self._data = bytearray()
         self._pos = 0
 
@@ -39,8 +39,8 @@ class FrameBuffer:
         if len(data) - pos < 4:
             return None
         (size,) = _SIZE.unpack_from(data, pos)
-        if size < 0 or size > self._max:
-            raise FrameError(f"frame of {size} bytes is outside 0..{self._max} (socket.request.max.bytes)")
+        if size < 0 or size > self.max_bytes:
+            raise FrameError(f"frame of {size} bytes is outside 0..{self.max_bytes} (socket.request.max.bytes)")
         end = pos + 4 + size
         if len(data) < end:
             return None

@@ -316,6 +316,7 @@ class EmulatorServer:
         assert self._loop is not None
         out = Output(writer, self._loop)
         frames = FrameBuffer(self.config.max_request_bytes)
+        self._sessions[cid].bind_frames(frames)  # SASL: sasl.server.max.receive.size until authenticated
         idle = self._idle
         try:
             while True:

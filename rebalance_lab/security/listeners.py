@@ -37,6 +37,15 @@ class SecurityProtocol(StrEnum):
         return self in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL)
 
 
+SASL_MAX_RECEIVE_BYTES = 524_288  # sasl.server.max.receive.size (BrokerSecurityConfigs, default)
+
+
+class FrameLimit(Protocol):
+    """The shell's frame reader (coordinator/framing.FrameBuffer): its largest acceptable frame."""
+
+    max_bytes: int
+
+
 class ListenerConfigError(ValueError):
     """Security options that do not fit together (one line, for the CLI's exit code 2)."""
 
@@ -67,13 +76,23 @@ class ConnectionSecurity:
     them on every request, and a PLAINTEXT connection must cost no more than before (one attribute read).
     """
 
-    __slots__ = ("_authenticator", "authenticating", "listener", "principal")
+    __slots__ = ("_authenticator", "_frames", "_full_limit", "authenticating", "listener", "principal")
 
     def __init__(self, listener: str, principal: str, authenticator: SaslAuthenticator | None) -> None:
         self.listener = listener
         self.principal = principal
         self.authenticating = authenticator is not None
         self._authenticator = authenticator
+        self._frames: FrameLimit | None = None
+        self._full_limit = 0
+
+    def bind_frames(self, frames: FrameLimit) -> None:
+        """Until SASL completes, frames over ``sasl.server.max.receive.size`` close the connection, as
+        ``SaslServerAuthenticator`` reads with that limit ("invalid receive size"): an unauthenticated
+        client cannot make the server buffer up to ``socket.request.max.bytes``."""
+        if self.authenticating:
+            self._frames, self._full_limit = frames, frames.max_bytes
+            frames.max_bytes = min(frames.max_bytes, SASL_MAX_RECEIVE_BYTES)
 
     def receive(self, payload: bytes) -> Step:
         assert self._authenticator is not None
@@ -81,6 +100,8 @@ class ConnectionSecurity:
         if self._authenticator.complete:
             self.authenticating = False
             self.principal = f"User:{self._authenticator.username}"  # DefaultKafkaPrincipalBuilder: USER_TYPE
+            if self._frames is not None:
+                self._frames.max_bytes = self._full_limit
         return step
 
 

@@ -217,3 +217,18 @@ def test_a_sasl_client_on_the_plaintext_listener_gets_illegal_sasl_state_not_a_c
         ("SaslAuthenticateResponse", 34, "SaslAuthenticate request received after successful authentication", ()),
         "open",
     ]
+
+
+def test_a_frame_over_sasl_server_max_receive_size_before_login_closes_at_once(
+    emulators: dict[str, str], secure_broker: SecureBroker
+) -> None:
+    """512 KiB (sasl.server.max.receive.size) bounds what an unauthenticated client can make the server buffer:
+    the size prefix alone closes the connection, before the frame's bytes arrive."""
+    def announce(size: int) -> Scenario:
+        def go(wire: Wire) -> list[Any]:
+            wire.sock.sendall(size.to_bytes(4, "big") + b"\x00\x11\x00\x01")  # the start of a SaslHandshake
+            return [closed_or_open(wire)]
+        return go
+
+    assert both(emulators, secure_broker, "SASL_PLAINTEXT", announce(524_289)) == ["closed"]
+    assert both(emulators, secure_broker, "SASL_PLAINTEXT", announce(524_288)) == ["open"]

@@ -70,8 +70,9 @@ class Wire:
             data += chunk
         return data
 
-    def is_closed(self) -> bool:
-        """True if the server closes the connection (waits for it up to the socket timeout)."""
+    def is_closed(self, wait: float = 3.0) -> bool:
+        """True if the server closes the connection within ``wait`` seconds."""
+        self.sock.settimeout(wait)
         try:
             return self.sock.recv(1) == b""
         except (ConnectionResetError, ssl.SSLError):
