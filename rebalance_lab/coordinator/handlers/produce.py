@@ -12,9 +12,13 @@ Follows ``KafkaApis.handleProduceRequest`` and ``ReplicaManager.appendRecords``:
 * a broker that does not lead the partition -> NOT_LEADER_OR_FOLLOWER, with the
   KIP-951 leader hint in v10+;
 * bad framing or CRC -> CORRUPT_MESSAGE; a batch over ``max.message.bytes`` ->
-  MESSAGE_TOO_LARGE; a retried idempotent batch gets the first append's offset.
+  MESSAGE_TOO_LARGE; a retried idempotent batch gets the first append's offset;
+* every record is read before the append, as ``LogValidator`` reads it (``record_validation.py``):
+  records that do not parse -> INVALID_RECORD (or UNKNOWN_SERVER_ERROR where Kafka 4.4.0 answers
+  that), a record timestamp outside the topic's window -> INVALID_TIMESTAMP with record errors.
 
-Partition error messages are null, as Kafka 4.4 sends them for these errors.
+Partition error messages are null, as Kafka 4.4 sends them for these errors, except the few
+``record_validation.AnsweredError`` carries.
 Replication is instant, so acks=1 and acks=-1 answer at once. acks=0 has no
 response (``handle`` returns None). Kafka closes the connection when an acks=0
 request fails; the emulator drops the error silently (FIDELITY.md).
@@ -22,10 +26,10 @@ request fails; the emulator drops the error silently (FIDELITY.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from rebalance_lab.coordinator import topic_configs
+from rebalance_lab.coordinator import record_validation, topic_configs
 from rebalance_lab.coordinator.cluster import PartitionInfo, TopicInfo
 from rebalance_lab.coordinator.dataplane import dataplane, leadership_error, partition_log
 from rebalance_lab.coordinator.handlers import authz
@@ -40,6 +44,7 @@ _TOPIC = _RESPONSE.TopicProduceResponse
 _PARTITION = _TOPIC.PartitionProduceResponse
 _LEADER = _PARTITION.LeaderIdAndEpoch
 _ENDPOINT = _RESPONSE.NodeEndpoint
+_RECORD_ERROR = _PARTITION.BatchIndexAndErrorMessage
 
 
 @dataclass
@@ -49,6 +54,32 @@ class _Outcome:
     log_append_time: int = -1
     log_start_offset: int = -1
     leader: PartitionInfo | None = None  # set for NOT_LEADER_OR_FOLLOWER (KIP-951)
+    message: str | None = None
+    record_errors: list[tuple[int, str]] = field(default_factory=list)
+
+
+def _failed(exc: KafkaError) -> _Outcome:
+    if not isinstance(exc, record_validation.AnsweredError):
+        return _Outcome(exc.code)
+    errors = exc.errors if isinstance(exc, record_validation.RecordErrors) else []
+    return _Outcome(exc.code, message=str(exc), record_errors=errors)
+
+
+def _timestamp_window(ctx: RequestContext, info: TopicInfo) -> tuple[int, int]:
+    defaults = topic_configs.DEFAULTS[ctx.world.config.flavor]
+    names = ("message.timestamp.before.max.ms", "message.timestamp.after.max.ms")
+    before, after = (int(info.configs.get(name, defaults[name])) for name in names)
+    return before, after
+
+
+def _validated(ctx: RequestContext, info: TopicInfo, records: bytes, log_append_time: bool) -> bytes:
+    """The batch's exact bytes once Kafka's checks before the log pass; raises KafkaError."""
+    header, raw = record_validation.produce_batch(records, topic_configs.max_message_bytes(info.configs))
+    parsed = record_validation.validate_records(header, raw)
+    # A manual clock is a test's time, not the producers' (it starts at 0): the window needs the broker's wall clock.
+    if parsed is not None and not log_append_time and not ctx.world.clock.manual:
+        record_validation.check_timestamps(header, parsed, ctx.world.now_ms(), *_timestamp_window(ctx, info))
+    return raw
 
 
 def _resolve(ctx: RequestContext, topic: Any) -> tuple[TopicInfo | None, ErrorCode]:
@@ -73,11 +104,12 @@ def _append(ctx: RequestContext, info: TopicInfo, partition: PartitionInfo, reco
     if error != ErrorCode.NONE:
         return _Outcome(error, leader=partition)
     log = partition_log(ctx.world, info, partition)
+    log_append_time = topic_configs.uses_log_append_time(info.configs)
     try:
-        result = log.append(records, ctx.world.now_ms(), topic_configs.uses_log_append_time(info.configs),
-                            topic_configs.max_message_bytes(info.configs))
+        batch = _validated(ctx, info, records, log_append_time)
+        result = log.append(batch, ctx.world.now_ms(), log_append_time, topic_configs.max_message_bytes(info.configs))
     except KafkaError as exc:
-        return _Outcome(exc.code)
+        return _failed(exc)
     dataplane(ctx.world).logs.appended((info.topic_id, partition.partition))
     return _Outcome(ErrorCode.NONE, result.base_offset, result.log_append_time, result.log_start_offset)
 
@@ -98,7 +130,8 @@ def _partition_response(ctx: RequestContext, index: int, outcome: _Outcome) -> A
     return _PARTITION(
         index=index, error_code=outcome.error, base_offset=outcome.base_offset,
         log_append_time_ms=outcome.log_append_time, log_start_offset=outcome.log_start_offset,
-        record_errors=[], error_message=None, current_leader=leader,
+        record_errors=[_RECORD_ERROR(batch_index=i, batch_index_error_message=m) for i, m in outcome.record_errors],
+        error_message=outcome.message, current_leader=leader,
     )
 
 
