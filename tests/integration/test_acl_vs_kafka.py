@@ -43,7 +43,7 @@ ACL_BROKER_SETTINGS = {
 }
 # Wire codes (org.apache.kafka.common.acl / resource)
 ANY, MATCH, LITERAL, PREFIXED = 1, 2, 3, 4
-TOPIC, GROUP, CLUSTER = 2, 3, 4
+TOPIC, GROUP, CLUSTER, TRANSACTIONAL_ID = 2, 3, 4, 5
 ALL, READ, WRITE, DELETE, ALTER, DESCRIBE = 2, 3, 4, 6, 7, 8
 DENY, ALLOW = 2, 3
 DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = 29, 30, 31
@@ -232,6 +232,8 @@ class Names:
         self.g_open, self.g_read, self.g_describe = f"{run}-g-open", f"{run}-g-read", f"{run}-g-describe"
         self.g_denied, self.g_hidden, self.g_delete = f"{run}-g-denied", f"{run}-g-hidden", f"{run}-g-delete"
         self.groups = [self.g_open, self.g_read, self.g_describe, self.g_denied, self.g_hidden, self.g_delete]
+        self.tx_denied = f"{run}-tx-denied"
+        self.ids: dict[str, uuid.UUID] = {}
 
     def acls(self) -> list[Any]:
         anon, bob = "User:ANONYMOUS", "User:bob"
@@ -247,6 +249,7 @@ class Names:
             creation(GROUP, self.g_denied, LITERAL, anon, READ, DENY),
             creation(GROUP, self.g_hidden, LITERAL, bob, READ, ALLOW),
             creation(GROUP, self.g_delete, LITERAL, anon, DELETE, ALLOW),
+            creation(TRANSACTIONAL_ID, self.tx_denied, LITERAL, bob, WRITE, ALLOW),
         ]
 
 
@@ -256,6 +259,7 @@ async def prepare(bootstrap: str, n: Names) -> None:
         {"name": t, "num_partitions": 1, "replication_factor": 1, "assignments": [], "configs": []}
         for t in n.topics], timeout_ms=30_000, validate_only=False)
     assert [t.error_code for t in created.topics] == [0] * len(n.topics)
+    n.ids.update((t.name, t.topic_id) for t in created.topics)
     for group in (n.g_open, n.g_read, n.g_hidden, n.g_delete):
         await commit(bootstrap, group, [n.open])
     made = await one_request(bootstrap, CREATE_ACLS, 3, creations=n.acls())
@@ -306,6 +310,39 @@ async def topic_apis(bootstrap: str, n: Names) -> dict[str, Any]:
         {"name": t, "partitions": [{"partition_index": 0, "current_leader_epoch": -1, "timestamp": -1}]}
         for t in wanted])
     out["list-offsets"] = sorted((t.name, [(p.error_code, p.offset) for p in t.partitions]) for t in listed.topics)
+    return out
+
+
+async def by_topic_id(bootstrap: str, n: Names) -> dict[str, Any]:
+    """The versions that name topics by id: an unauthorized topic's id is answered as the name is."""
+    out: dict[str, Any] = {}
+    wanted = [n.open, n.read, n.write, n.denied]
+    fetched = await call(bootstrap, 1, 13, replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=1 << 20,
+                         isolation_level=0, session_id=0, session_epoch=-1, forgotten_topics_data=[], rack_id="",
+                         topics=[{"topic_id": n.ids[t], "partitions": [{
+                             "partition": 0, "current_leader_epoch": -1, "fetch_offset": 0, "last_fetched_epoch": -1,
+                             "log_start_offset": -1, "partition_max_bytes": 1 << 16}]} for t in wanted])
+    names = {v: k for k, v in n.ids.items()}
+    out["fetch-v13"] = sorted((names.get(t.topic_id), [p.error_code for p in t.partitions]) for t in fetched.responses)
+    produced = await call(bootstrap, 0, 13, transactional_id=None, acks=1, timeout_ms=5_000, topic_data=[
+        {"topic_id": n.ids[t], "partition_data": [{"index": 0, "records": _batch()}]} for t in wanted])
+    out["produce-v13"] = sorted((names.get(t.topic_id), [p.error_code for p in t.partition_responses])
+                                for t in produced.responses)
+    return out
+
+
+async def transactional_ids(bootstrap: str, n: Names) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    # (only the refused key: a real broker answers the first transactional lookup COORDINATOR_NOT_AVAILABLE while it
+    # creates __transaction_state, and transactions are not emulated)
+    found = await call(bootstrap, 10, 4, key_type=1, coordinator_keys=[n.tx_denied])
+    out["find-transaction-coordinator"] = sorted((c.key, c.error_code, c.error_message, c.node_id >= 0)
+                                                 for c in found.coordinators)
+    single = await call(bootstrap, 10, 3, key=n.tx_denied, key_type=1)
+    out["find-transaction-coordinator-v3"] = (single.error_code, single.error_message, single.node_id)
+    init = await call(bootstrap, 22, 4, transactional_id=n.tx_denied, transaction_timeout_ms=60_000,
+                      producer_id=-1, producer_epoch=-1)
+    out["init-producer-id-denied"] = (init.error_code, init.producer_id)
     return out
 
 
@@ -383,7 +420,8 @@ async def consumer_group_apis(bootstrap: str, n: Names) -> dict[str, Any]:
 async def enforcement_scenario(bootstrap: str, run: str) -> dict[str, Any]:
     names = Names(run)
     await prepare(bootstrap, names)
-    return {**await topic_apis(bootstrap, names), **await group_apis(bootstrap, names),
+    return {**await topic_apis(bootstrap, names), **await by_topic_id(bootstrap, names),
+            **await transactional_ids(bootstrap, names), **await group_apis(bootstrap, names),
             **await consumer_group_apis(bootstrap, names), **await topic_admin_apis(bootstrap, names)}
 
 
