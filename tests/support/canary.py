@@ -33,6 +33,7 @@ import struct
 import threading
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,8 @@ from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
 
 FIND_COORDINATOR, JOIN, SYNC, HEARTBEAT, LEAVE, CREATE_TOPICS, CONSUMER_HEARTBEAT = 10, 11, 14, 12, 13, 19, 68
+# opens a ready connection to (host, port): asyncio.open_connection, or one that also does TLS and SASL
+Connector = Callable[[str, int], Awaitable[tuple[asyncio.StreamReader, asyncio.StreamWriter]]]
 _LOST = frozenset({ErrorCode.UNKNOWN_MEMBER_ID, ErrorCode.FENCED_MEMBER_EPOCH, ErrorCode.ILLEGAL_GENERATION})
 
 
@@ -83,8 +86,8 @@ class _Conn:
         self._correlation = 0
 
     @classmethod
-    async def open(cls, host: str, port: int, timeout: float) -> _Conn:
-        reader, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    async def open(cls, host: str, port: int, timeout: float, connect: Connector | None = None) -> _Conn:
+        reader, writer = await asyncio.wait_for((connect or asyncio.open_connection)(host, port), timeout)
         return cls(reader, writer, timeout)
 
     async def request(self, api_key: int, version: int, **fields: Any) -> Any:
@@ -106,8 +109,9 @@ class _Conn:
 class Canary:
     def __init__(self, bootstrap: str, *, prefix: str = "canary", classic_members: int = 2,
                  consumer_members: int = 1, session_timeout_ms: int = 6_000, heartbeat_interval_ms: int = 200,
-                 topic: str = "canary-topic") -> None:
+                 topic: str = "canary-topic", connect: Connector | None = None) -> None:
         host, port = bootstrap.split(",")[0].rsplit(":", 1)
+        self._connect = connect  # e.g. TLS and a SASL login on a secure listener (tests/security)
         self._address = (host, int(port))
         self.prefix, self.topic = prefix, topic
         self.classic_members, self.consumer_members = classic_members, consumer_members
@@ -178,17 +182,17 @@ class Canary:
         return self._stable_event.is_set()
 
     async def _coordinator(self, group: str, timeout: float) -> _Conn:
-        boot = await _Conn.open(*self._address, timeout)
+        boot = await _Conn.open(*self._address, timeout, self._connect)
         try:
             found = await boot.request(FIND_COORDINATOR, 3, key=group, key_type=0)
         finally:
             boot.close()
         if found.error_code != ErrorCode.NONE:
             raise AssertionError(f"FindCoordinator({group}) answered {found.error_code}")
-        return await _Conn.open(found.host, found.port, timeout)
+        return await _Conn.open(found.host, found.port, timeout, self._connect)
 
     async def _create_topic(self, timeout: float) -> None:
-        conn = await _Conn.open(*self._address, timeout)
+        conn = await _Conn.open(*self._address, timeout, self._connect)
         topic = codec.data_class(codec.request_type(CREATE_TOPICS), "CreatableTopic")
         await conn.request(CREATE_TOPICS, 5, topics=[topic(name=self.topic, num_partitions=2, replication_factor=1,
                                                            assignments=[], configs=[])], timeout_ms=10_000)
