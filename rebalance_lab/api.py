@@ -67,6 +67,9 @@ def make_config(config: EmulatorConfig | None = None, **options: Any) -> Emulato
         options["topics"] = tuple((name, int(count)) for name, count in options["topics"])
     if "racks" in options:
         options["racks"] = tuple(options["racks"])
+    for name in ("sasl_mechanisms", "users"):  # lists are fine too; the config keeps tuples (hashable, frozen)
+        if name in options:
+            options[name] = tuple(options[name])
     group = replace(base.group, **group_options) if group_options else base.group
     consumer = replace(base.consumer_group, **consumer_options) if consumer_options else base.consumer_group
     try:
