@@ -101,6 +101,17 @@ def consumer_config_problems(c: ConsumerGroupConfig) -> list[str]:
     return [message for ok, message in checks if not ok]
 
 
+# Addresses that mean "every interface" to a listener and nothing to a client that connects to them.
+WILDCARD_HOSTS = frozenset({"0.0.0.0", "::", "[::]"})
+
+
+def wildcard_advertised_message(host: str) -> str:
+    """Kafka's KafkaConfig.validateValues refusal (4.4.0 checks 0.0.0.0; the emulator also refuses ::)."""
+    return (f"advertised.listeners cannot use the nonroutable meta-address {host}. Use a routable IP address "
+            "(listening on every interface needs --advertised-host, or advertised_host=, naming the host "
+            "clients connect to)")
+
+
 @dataclass(frozen=True)
 class EmulatorConfig:
     host: str = "127.0.0.1"
@@ -143,6 +154,11 @@ class EmulatorConfig:
     # the toolkit's generation history: entries kept per group and in all (oldest dropped first); 0 turns it off
     history_limit: int = 1_000
     history_total_limit: int = 10_000
+
+    def __post_init__(self) -> None:
+        advertised = self.advertised_host or self.host
+        if advertised in WILDCARD_HOSTS:
+            raise ValueError(wildcard_advertised_message(advertised))
     # Durability (rebalance_lab/storage): None keeps everything in memory, as before
     data_dir: str | None = None  # serve --data-dir: topics, logs, offsets and groups survive a restart
     flush_messages: int | None = None  # flush.messages: fsync after N messages (None: never, Kafka's default)

@@ -403,6 +403,29 @@ async def group_apis(bootstrap: str, n: Names) -> dict[str, Any]:
     return out
 
 
+async def regex_assignment(bootstrap: str, n: Names) -> list[str]:
+    """A KIP-848 member subscribed by regex gets only the topics it may DESCRIBE (4.4.0 resolves the regex with
+    the asking member's principal)."""
+    group, member, epoch = f"{n.open[:-5]}-g-regex", str(uuid.uuid4()), 0
+    names = {v: k for k, v in n.ids.items()}
+    assigned: list[str] = []
+    for _ in range(50):
+        beat = await call(bootstrap, 68, 1, group_id=group, member_id=member, member_epoch=epoch, instance_id=None,
+                          rack_id=None, rebalance_timeout_ms=10_000, subscribed_topic_names=None,
+                          subscribed_topic_regex=f"{n.open[:-5]}-.*", server_assignor=None, topic_partitions=[])
+        assert beat.error_code == 0, beat
+        epoch = beat.member_epoch
+        if beat.assignment is not None:
+            assigned = sorted(names.get(t.topic_id, "?") for t in beat.assignment.topic_partitions)
+        if len(assigned) >= 5:
+            break
+        await asyncio.sleep(0.2)
+    await call(bootstrap, 68, 1, group_id=group, member_id=member, member_epoch=-1, instance_id=None, rack_id=None,
+               rebalance_timeout_ms=-1, subscribed_topic_names=None, subscribed_topic_regex=None,
+               server_assignor=None, topic_partitions=None)
+    return assigned
+
+
 async def consumer_group_apis(bootstrap: str, n: Names) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, group, topics in (("denied", n.g_denied, [n.open]), ("topic", n.g_read, [n.open, n.denied])):
@@ -410,6 +433,7 @@ async def consumer_group_apis(bootstrap: str, n: Names) -> dict[str, Any]:
                           instance_id=None, rack_id=None, rebalance_timeout_ms=10_000, subscribed_topic_names=topics,
                           server_assignor=None, topic_partitions=[])
         out[f"consumer-heartbeat-{name}"] = (beat.error_code, beat.error_message, beat.member_id, beat.member_epoch)
+    out["regex-assignment"] = await regex_assignment(bootstrap, n)
     described = await call(bootstrap, 69, 0, group_ids=[n.g_denied, n.g_describe, n.g_hidden],
                            include_authorized_operations=True)
     out["consumer-describe"] = sorted((g.group_id, g.error_code, g.error_message, _bits(g.authorized_operations))

@@ -42,6 +42,7 @@ class TimerPayload:
     timeout_ms: int = 0  # REBALANCE: the member's rebalance timeout (for the fence message)
     regexes: frozenset[str] = frozenset()  # REGEX: the regexes to resolve
     member_id: str = ""  # REGEX: whose heartbeat asked
+    may_describe: Callable[[str], bool] | None = None  # REGEX: that heartbeat's DESCRIBE on topics (authorizer)
 
 
 @dataclass

@@ -220,12 +220,13 @@ class ConsumerGroupCoordinator(ClassicMemberApis):
                           f"{due.payload.timeout_ms}ms")
                 leave.fence_operation(self._core, group_id, member_id, reason, "rebalance_timeout", topics, p)
         elif kind is TimerKind.REGEX:
-            self._regexes_resolved(group_id, due.payload.regexes, topics, p)
+            self._regexes_resolved(group_id, due.payload.regexes, topics, p, due.payload.may_describe)
         elif kind in migration.CLASSIC_TIMEOUTS:
             reason, code = migration.CLASSIC_TIMEOUTS[kind]
             leave.fence_operation(self._core, group_id, member_id, reason, code, topics, p)
 
-    def _regexes_resolved(self, group_id: str, regexes: frozenset[str], topics: TopicsImage, p: Pending) -> None:
+    def _regexes_resolved(self, group_id: str, regexes: frozenset[str], topics: TopicsImage, p: Pending,
+                          may_describe: Callable[[str], bool] | None = None) -> None:
         """``handleRegularExpressionsResult``: store each still-used regex's topics; bump the epoch when a
         regex's topics or the group's metadata hash changed."""
         group = self._core.groups.get(group_id)
@@ -233,7 +234,7 @@ class ConsumerGroupCoordinator(ClassicMemberApis):
             return
         counts = subscriptions.names_with(group, None, None)
         bump = False
-        for regex_text, resolved in regex.resolve(regexes, topics, p.now_ms).items():
+        for regex_text, resolved in regex.resolve(regexes, topics, p.now_ms, may_describe).items():
             if group.num_subscribed_members(regex_text) == 0:
                 continue
             old = group.resolved_regexes.get(regex_text)

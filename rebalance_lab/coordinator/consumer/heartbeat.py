@@ -13,6 +13,8 @@ the group only when every step succeeded.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from rebalance_lab.coordinator.consumer import members, migration, regex, subscriptions, target
 from rebalance_lab.coordinator.consumer.assignors import SubscriptionType
 from rebalance_lab.coordinator.consumer.context import Core, Pending, TimerKind, TimerPayload
@@ -110,7 +112,7 @@ def heartbeat(core: Core, now_ms: int, inp: ConsumerGroupHeartbeatInput, topics:
     # a static replacement already wrote the new member's records (StaticMemberReplaced): not a join
     is_new = member.member_id not in group.members and not any(isinstance(r, StaticMemberReplaced) for r in p.records)
     names_changed = _record_metadata(group, member, updated, is_new, p)
-    regexes = _update_regexes(core, group, member, updated, topics, p)
+    regexes = _update_regexes(core, group, member, updated, topics, p, inp.may_describe)
     assignor_changed = _assignor_changed(core, group, member, updated)
     bump = names_changed or regexes.status is regex.RegexStatus.REGEX_UPDATED_AND_RESOLVED or assignor_changed
     epoch, sub_type = group.group_epoch, subscriptions.current_type(group)
@@ -157,7 +159,8 @@ def _record_metadata(group: ConsumerGroup, member: ConsumerMember, updated: Cons
 
 
 def _update_regexes(core: Core, group: ConsumerGroup, member: ConsumerMember, updated: ConsumerMember,
-                    topics: TopicsImage, p: Pending) -> regex.RegexUpdate:
+                    topics: TopicsImage, p: Pending,
+                    may_describe: Callable[[str], bool] | None = None) -> regex.RegexUpdate:
     if member.subscribed_topic_regex == updated.subscribed_topic_regex and not group.subscribed_regexes:
         return regex.NO_UPDATE  # no regex in the group and none asked for: nothing to refresh
     key = (TimerKind.REGEX, group.group_id, "")
@@ -167,7 +170,7 @@ def _update_regexes(core: Core, group: ConsumerGroup, member: ConsumerMember, up
     if update.removed is not None:
         p.record(RegexResolved(group.group_id, p.now_ms, update.removed, None))
     if update.resolve is not None:
-        payload = TimerPayload(regexes=update.resolve, member_id=updated.member_id)
+        payload = TimerPayload(regexes=update.resolve, member_id=updated.member_id, may_describe=may_describe)
         p.timers.append(lambda: core.timers.schedule(key, p.now_ms, payload))
     return update
 

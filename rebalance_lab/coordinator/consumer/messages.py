@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rebalance_lab.protocol.errors import ErrorCode
@@ -27,6 +28,9 @@ class ConsumerGroupHeartbeatInput:
     topic_partitions: OwnedPartitions | None = None
     client_id: str = ""
     client_host: str = ""
+    # The caller's DESCRIBE on a topic (None: no authorizer); Kafka 4.4.0 resolves a regex with the context of the
+    # heartbeat that asked for it and keeps only the topics that principal may describe
+    may_describe: Callable[[str], bool] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,7 @@ does not yet count the regex's topics, as on a real broker.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import Enum
 from typing import Protocol
@@ -82,9 +82,11 @@ def re2j_description(exc: Exception) -> str:
     return _RE2J_DESCRIPTIONS.get(code, code)
 
 
-def resolve(regexes: Iterable[str], topics: TopicsImage, now_ms: int) -> dict[str, ResolvedRegex]:
+def resolve(regexes: Iterable[str], topics: TopicsImage, now_ms: int,
+            may_describe: Callable[[str], bool] | None = None) -> dict[str, ResolvedRegex]:
     """``TopicRegexResolver.resolveRegularExpressions``: full matches over every topic name; a regex that
-    does not compile matches nothing."""
+    does not compile matches nothing; with an authorizer only the topics the asking member may DESCRIBE
+    (4.4.0's ``filterTopicDescribeAuthorizedTopics``)."""
     result: dict[str, ResolvedRegex] = {}
     for regex in regexes:
         try:
@@ -92,7 +94,8 @@ def resolve(regexes: Iterable[str], topics: TopicsImage, now_ms: int) -> dict[st
         except KafkaError:
             result[regex] = ResolvedRegex(frozenset(), topics.version, now_ms)
             continue
-        matched = frozenset(n for n in topics.names() if pattern.fullmatch(n) is not None)
+        matched = frozenset(n for n in topics.names() if pattern.fullmatch(n) is not None
+                            and (may_describe is None or may_describe(n)))
         result[regex] = ResolvedRegex(matched, topics.version, now_ms)
     return result
 

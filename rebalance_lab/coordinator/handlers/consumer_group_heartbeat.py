@@ -9,6 +9,7 @@ request gets its INVALID_REQUEST even on a broker that does not coordinate the g
 from __future__ import annotations
 
 import uuid
+from functools import partial
 from typing import Any
 
 from rebalance_lab.config import Flavor
@@ -41,6 +42,7 @@ def to_input(ctx: RequestContext, request: Any) -> ConsumerGroupHeartbeatInput:
         else tuple((_uuid(tp.topic_id), tuple(int(p) for p in tp.partitions or ())) for tp in owned),
         client_id=ctx.client_id or "",
         client_host=ctx.client_host,
+        may_describe=None if ctx.world.authorizer is None else partial(authz.permits, ctx, authz.DESCRIBE, authz.TOPIC),
     )
 
 
