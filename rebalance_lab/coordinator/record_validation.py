@@ -225,7 +225,7 @@ def produce_batch(records: bytes, max_message_bytes: int) -> tuple[BatchHeader, 
     """The one v2 batch of a Produce partition, framed, size- and CRC-checked; raises KafkaError.
 
     Bytes after the batch too few to frame another (under 12, or under the size they announce) are
-    ignored as Kafka's iterator ignores them; anything more is a second batch -> INVALID_RECORD.
+    ignored as Kafka's iterator ignores them.
     """
     raw = _first_frame(records)
     if len(raw) < HEADER_SIZE:
@@ -236,12 +236,22 @@ def produce_batch(records: bytes, max_message_bytes: int) -> tuple[BatchHeader, 
                          f"The record batch size {len(raw)} exceeds max.message.bytes")
     if crc32c(memoryview(raw)[_ATTRIBUTES_AT:]) != header.crc:
         raise KafkaError(ErrorCode.CORRUPT_MESSAGE, "Record is corrupt (stored crc does not match computed crc)")
-    rest = len(records) - len(raw)
-    if rest >= LOG_OVERHEAD:
-        size = int.from_bytes(records[len(raw) + 8:len(raw) + 12], "big", signed=True)
-        if size < _MIN_RECORD_OVERHEAD or LOG_OVERHEAD + size <= rest:
-            raise _invalid("One batch per request is required for magic v2 and above")
+    _check_rest(records, len(raw))
     return header, raw
+
+
+def _check_rest(records: bytes, at: int) -> None:
+    """What follows the batch: a second batch -> INVALID_RECORD; a size under 14 -> CORRUPT_MESSAGE
+    (found later than the first batch's, so without a message, as the 4.4.0 broker answers)."""
+    rest = len(records) - at
+    if rest < LOG_OVERHEAD:
+        return
+    size = int.from_bytes(records[at + 8:at + 12], "big", signed=True)
+    if size < _MIN_RECORD_OVERHEAD:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, f"Record size {size} is less than the minimum record overhead "
+                         f"({_MIN_RECORD_OVERHEAD})")
+    if LOG_OVERHEAD + size <= rest:
+        raise _invalid("One batch per request is required for magic v2 and above")
 
 
 TIMESTAMP_REJECTED = "One or more records have been rejected due to invalid timestamp"

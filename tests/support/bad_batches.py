@@ -91,7 +91,7 @@ def cases() -> dict[str, Case]:
         "a size field of 20": Case(struct.pack(">qiibI", 0, 20, -1, 2, 0) + bytes(60), E.CORRUPT_MESSAGE),
         "a size field of -1": Case(struct.pack(">qiibI", 0, -1, -1, 2, 0) + bytes(60), E.CORRUPT_MESSAGE,
                                    "Record size -1 is less than the minimum record overhead (14)"),
-        "a batch then 20 zero bytes": Case(make_batch([b"a"]) + bytes(20), E.INVALID_RECORD),
+        "a batch then 20 zero bytes": Case(make_batch([b"a"]) + bytes(20), E.CORRUPT_MESSAGE),
         "a batch then the first 30 bytes of another": Case(make_batch([b"a"]) + make_batch([b"b"])[:30], E.NONE),
         "two batches": Case(make_batch([b"a"]) + make_batch([b"b"]), E.INVALID_RECORD),
         "a batch then 5 stray bytes": Case(make_batch([b"a"]) + bytes(5), E.NONE),
