@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, NoReturn
 from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.replay.cli import add_replay_parser, run_replay
 from rebalance_lab.security import options as security_options
-from rebalance_lab.security.acls import load_acl_file
+from rebalance_lab.security.authorizer import authorizer_for
 from rebalance_lab.security.listeners import ListenerSecurity
 
 if TYPE_CHECKING:
@@ -334,8 +334,8 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
         acl_file=args.acl_file, super_users=tuple(args.super_user),
         allow_everyone_if_no_acl_found=args.allow_everyone_if_no_acl_found,
     )
-    if config.acl_file is not None:
-        load_acl_file(config.acl_file)  # a bad ACL file is a usage error (exit 2), before any port is bound
+    # a bad ACL file or super user is a usage error (exit 2), before any port is bound
+    authorizer_for(config.acl_file, config.super_users, config.allow_everyone_if_no_acl_found)
     ListenerSecurity.build(config)  # a bad certificate, users file or combination is a usage error (exit 2)
     return config
 

@@ -23,6 +23,7 @@ from rebalance_lab.security.acls import (
     WILDCARD,
     WILDCARD_PRINCIPAL,
     Acl,
+    AclFileError,
     AclFilter,
     Operation,
     PatternType,
@@ -142,4 +143,8 @@ def authorizer_for(acl_file: str | None, super_users: Iterable[str] = (),
     without ``authorizer.class.name``. Raises :class:`~rebalance_lab.security.acls.AclFileError`."""
     if acl_file is None:
         return None
+    for principal in super_users:  # super.users is parsed at start: a bad entry stops the broker
+        if ":" not in principal:
+            raise AclFileError(f"super user: Could not parse principal from `{principal}` (no colon is present "
+                               "separating the principal type from the principal name)")
     return StandardAuthorizer(load_acl_file(acl_file), super_users, allow_everyone_if_no_acl_found)

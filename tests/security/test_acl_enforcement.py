@@ -137,3 +137,13 @@ def test_the_readme_serve_command_with_an_acl_file_starts(tmp_path: Path) -> Non
     finally:
         proc.terminate()
         proc.wait(30)
+
+
+def test_serve_refuses_a_super_user_that_is_not_a_principal(tmp_path: Path) -> None:
+    (tmp_path / "acls.json").write_text('{"acls": []}')
+    exe = Path(sys.executable).with_name("rebalance-lab")
+    done = subprocess.run([str(exe), "serve", "--port", "0", "--acl-file", str(tmp_path / "acls.json"),
+                           "--super-user", "admin"], capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stderr.strip()) == (2, "rebalance-lab: error: super user: Could not parse principal "
+                                                         "from `admin` (no colon is present separating the principal "
+                                                         "type from the principal name)")
