@@ -1,7 +1,7 @@
 """Fixtures of the security tests: test certificates (trustme) and a real broker with security listeners.
 
-``secure_broker`` is started once per session (tests/support/secure_broker.py) on the engine of the
-session's broker pool; unavailable means skipped, except in CI where it is a failure.
+``secure_broker`` is started once per session (tests/support/secure_broker.py, with StandardAuthorizer) on
+the engine of the session's broker pool; unavailable means skipped, except in CI where it is a failure.
 """
 
 from __future__ import annotations
@@ -15,6 +15,11 @@ from tests.support.kafka_broker import BrokerUnavailable, is_ci
 from tests.support.secure_broker import Pki, SecureBroker, start_secure_broker
 
 USERS = {"alice": "alice-secret", "bob": "bob-secret"}
+# One broker serves every security test: authentication answers do not depend on the authorizer, and the
+# ACL scenarios (test_sasl_acl_vs_kafka.py) need it. User:ANONYMOUS (the PLAINTEXT administration listener,
+# the controller) is a super user; with no ACL, no one else may do anything.
+AUTHORIZER = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+              "super.users": "User:ANONYMOUS", "allow.everyone.if.no.acl.found": "false"}
 
 
 @pytest.fixture(scope="session")
@@ -26,7 +31,7 @@ def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
 def secure_broker(kafka_brokers: object, pki: Pki) -> Iterator[SecureBroker]:
     try:
         engine = kafka_brokers._pool.engine()  # type: ignore[attr-defined]  # the session's engine, shared
-        broker = start_secure_broker(engine, pki, USERS)
+        broker = start_secure_broker(engine, pki, USERS, AUTHORIZER)
     except BrokerUnavailable as exc:
         if is_ci():
             pytest.fail(f"no secure Kafka broker in CI: {exc}", pytrace=False)

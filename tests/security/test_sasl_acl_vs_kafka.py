@@ -1,10 +1,11 @@
 """Authentication and authorization together: who a connection is decides what it may do, on both sides.
 
-A real 4.4.0 broker with StandardAuthorizer (``allow.everyone.if.no.acl.found=false``; ``User:ANONYMOUS``,
-its PLAINTEXT administration listener and controller, a super user) and the emulator with the same ACLs
-from an ACL file. The principals come from the security listeners: ``User:alice``/``User:bob`` after
-SCRAM-SHA-512 over SASL_SSL, and a client certificate's subject over mutual TLS, which establishes on the
-real broker the DN format of the principal (``User:CN=carol,OU=Testing,O=rebalance-lab``).
+The session's real 4.4.0 broker with StandardAuthorizer (conftest.AUTHORIZER: no one but the super user
+``User:ANONYMOUS``, its PLAINTEXT administration listener and controller, may do anything without an ACL) and
+the emulator with the same ACLs from an ACL file. The principals come from the security listeners:
+``User:alice``/``User:bob`` after SCRAM-SHA-512 over SASL_SSL, and a client certificate's subject over mutual
+TLS, which establishes on the real broker the DN format of the principal
+(``User:CN=carol,OU=Testing,O=rebalance-lab``).
 """
 
 from __future__ import annotations
@@ -21,8 +22,7 @@ from rebalance_lab.api import Emulator
 from rebalance_lab.protocol import codec
 from tests.security.conftest import USERS
 from tests.security.wire import METADATA, Wire, scram_login
-from tests.support.kafka_broker import BrokerUnavailable, is_ci
-from tests.support.secure_broker import Pki, SecureBroker, start_secure_broker
+from tests.support.secure_broker import Pki, SecureBroker
 
 TOPIC, GROUP = "orders", "g-alice"
 CAROL = "User:CN=carol,OU=Testing,O=rebalance-lab"
@@ -35,22 +35,12 @@ OFFSET_FETCH, CREATE_ACLS, CREATE_TOPICS = 9, 30, 19
 
 
 @pytest.fixture(scope="module")
-def acl_broker(kafka_brokers: Any, pki: Pki) -> Iterator[SecureBroker]:
-    settings = {"authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
-                "super.users": "User:ANONYMOUS", "allow.everyone.if.no.acl.found": "false"}
-    try:
-        broker = start_secure_broker(kafka_brokers._pool.engine(), pki, USERS, settings)
-    except BrokerUnavailable as exc:
-        if is_ci():
-            pytest.fail(f"no secure Kafka broker in CI: {exc}", pytrace=False)
-        pytest.skip(f"no secure Kafka broker: {str(exc)[:2000]}")
-    try:
-        with Wire.connect(broker.plaintext) as admin:
-            create_topic(admin)
-            create_acls(admin)
-        yield broker
-    finally:
-        broker.stop()
+def acl_broker(secure_broker: SecureBroker) -> SecureBroker:
+    """The session's secure broker (StandardAuthorizer, conftest.AUTHORIZER) with the topic and the ACLs."""
+    with Wire.connect(secure_broker.plaintext) as admin:
+        create_topic(admin)
+        create_acls(admin)
+    return secure_broker
 
 
 def create_topic(admin: Wire) -> None:
