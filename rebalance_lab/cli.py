@@ -96,6 +96,9 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
                      "('kafka-4', 'kafka-3'), or a JSON file of {api: [min, max]}")
     net.add_argument("--max-request-bytes", type=_positive, default=104_857_600,
                      help="largest request frame accepted (socket.request.max.bytes, default: %(default)s)")
+    net.add_argument("--connections-max-idle-ms", type=int, default=600_000, metavar="MS",
+                     help="close a connection idle this long; a request waiting for its answer counts as "
+                     "activity; negative: never (connections.max.idle.ms, default: %(default)s)")
     topics = serve.add_argument_group("topics")
     topics.add_argument("--topic", action="append", type=_topic, default=[], metavar="NAME[:PARTITIONS]",
                         help="create a topic at start-up (repeatable)")
@@ -323,7 +326,7 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
         advertised_port=args.advertised_port, brokers=args.brokers, racks=racks, cluster_id=args.cluster_id,
         flavor=Flavor(args.flavor), auto_create_topics=not args.no_auto_create_topics,
         num_partitions=args.num_partitions, topics=tuple(args.topic), placement=args.placement,
-        max_request_bytes=args.max_request_bytes,
+        max_request_bytes=args.max_request_bytes, connections_max_idle_ms=args.connections_max_idle_ms,
         api_versions=args.api_versions, group=group, consumer_group=_consumer_group_config(args),
         record_path=args.record, explain=args.explain,
         data_dir=args.data_dir, flush_messages=args.flush_messages, flush_ms=args.flush_ms,

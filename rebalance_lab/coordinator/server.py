@@ -327,6 +327,7 @@ class EmulatorServer:
                         frames.check_end()
                         return
                     idle.touch(cid)
+                    out.new_turn()
                     frames.feed(chunk)
                     continue
                 idle.begin(cid)  # a request in flight (e.g. a parked JoinGroup): not idle

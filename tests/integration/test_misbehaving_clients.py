@@ -17,6 +17,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from rebalance_lab.api import Emulator
+from rebalance_lab.cli import build_parser, config_from_args
 from rebalance_lab.config import EmulatorConfig, GroupConfig
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
@@ -139,3 +141,20 @@ def test_the_frames_the_misbehaving_clients_send_are_what_kafka_clients_would_se
     assert (decoded.api_key, decoded.api_version, decoded.correlation_id) == (METADATA, 12, 3)
     assert [t.name for t in decoded.body.topics] == ["a", "bc"]
     assert decoded.body.allow_auto_topic_creation is False
+
+
+def test_connections_max_idle_ms_is_an_option_of_serve_and_of_the_python_api() -> None:
+    assert config_from_args(build_parser().parse_args(["serve"])).connections_max_idle_ms == 600_000  # Kafka's
+    args = build_parser().parse_args(["serve", "--connections-max-idle-ms", "-1"])
+    assert config_from_args(args).connections_max_idle_ms == -1
+    assert Emulator(connections_max_idle_ms=1_500).config.connections_max_idle_ms == 1_500
+
+
+async def test_a_negative_connections_max_idle_ms_never_closes_an_idle_connection() -> None:
+    async with EmulatorServer(_config(connections_max_idle_ms=-1)) as server:
+        idle = await _open(server)
+        assert (await idle.request(API_VERSIONS, 0)).error_code == ErrorCode.NONE
+        with pytest.raises(TimeoutError):  # neither an answer nor the end of the stream
+            await asyncio.wait_for(idle.reader.read(1), 0.6)
+        assert (await idle.request(API_VERSIONS, 0)).error_code == ErrorCode.NONE
+        await idle.close()

@@ -279,8 +279,8 @@ class Canary:
                                       member_epoch=epoch, rebalance_timeout_ms=30_000,
                                       subscribed_topic_names=[self.topic], topic_partitions=[] if epoch == 0 else None)
                 epoch = self._consumer_verdict(name, hb, epoch)
-                if epoch > 0:
-                    self._mark_stable(name)
+                if hb.assignment is not None and hb.assignment.topic_partitions:
+                    self._mark_stable(name)  # the target assignment reached it (at most once per interval)
                 await self._pause()
             with contextlib.suppress(Exception):
                 await conn.request(CONSUMER_HEARTBEAT, 1, group_id=group, member_id=member_id, member_epoch=-1)
