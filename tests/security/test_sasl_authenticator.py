@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -180,3 +181,36 @@ def test_listener_options_that_do_not_fit_together_are_refused_with_a_reason() -
     options.listener = "PLAINTEXT"
     with pytest.raises(ListenerConfigError, match="--sasl-mechanism needs"):
         ListenerSecurity.build(options)
+
+
+def _mutated(rng: random.Random, data: bytes) -> bytes:
+    out = bytearray(data)
+    for _ in range(rng.randint(1, 4)):
+        choice = rng.random()
+        if choice < 0.4 and out:
+            out[rng.randrange(len(out))] = rng.randrange(256)
+        elif choice < 0.7:
+            out = out[: rng.randrange(len(out) + 1)]
+        else:
+            out += rng.randbytes(rng.randint(1, 8))
+    return bytes(out)
+
+
+def test_damaged_frames_at_any_step_get_a_step_never_an_exception() -> None:
+    """Bounded, seeded fuzz: ApiVersions, SaslHandshake v0/v1 and SaslAuthenticate frames, each damaged at random."""
+    rng = random.Random(17)
+    outcomes = {"passthrough": 0, "answered": 0, "closed": 0}
+    for _ in range(3000):
+        auth = authenticator()
+        mechanism = rng.choice(MECHANISMS)
+        first = b"\0alice\0alice-secret" if mechanism == "PLAIN" else \
+            ScramClient([mechanism], "alice", "alice-secret").get_client_first().encode()
+        frames = [frame(18, 3, client_software_name="x", client_software_version="1"),
+                  frame(17, rng.choice([0, 1]), mechanism=mechanism), frame(36, 2, auth_bytes=first),
+                  frame(36, 2, auth_bytes=b"c=biws,r=nonce,p=proof")]
+        for data in frames:
+            step = auth.receive(_mutated(rng, data) if rng.random() < 0.5 else data)
+            outcomes["closed" if step.close else "passthrough" if step.passthrough else "answered"] += 1
+            if step.close:
+                break
+    assert all(outcomes.values()), outcomes  # every kind of step was reached
