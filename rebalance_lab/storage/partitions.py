@@ -13,6 +13,7 @@ import shutil
 import uuid
 from pathlib import Path
 
+from rebalance_lab.coordinator import record_batch
 from rebalance_lab.coordinator.cluster import ClusterMetadata, TopicInfo
 from rebalance_lab.coordinator.logs import LogKey, LogManager, PartitionLog, StoredBatch
 from rebalance_lab.storage.segments import (
@@ -63,6 +64,7 @@ class PartitionStore:
         self._cluster = cluster
         self._open: dict[LogKey, tuple[str, SegmentLog]] = {}
         self._written: dict[LogKey, int] = {}  # the next offset not yet on disk
+        self.max_producer_id = -1  # the largest producer id in the loaded batches
 
     # -- start-up ------------------------------------------------------------------------------------
 
@@ -89,6 +91,7 @@ class PartitionStore:
         plog = self._logs.log(topic.topic_id, partition, info.leader_epoch)
         for frame in frames:
             plog.restore(frame)
+            self.max_producer_id = max(self.max_producer_id, record_batch.parse_header(frame).producer_id)
         key = (topic.topic_id, partition)
         self._open[key] = (topic.name, segments)
         self._written[key] = plog.log_end_offset

@@ -23,6 +23,7 @@ from rebalance_lab.storage import groups, partitions, topics
 from rebalance_lab.storage.segments import DEFAULT_SEGMENT_BYTES, DirectoryLock, FlushPolicy, SegmentLog
 
 log = logging.getLogger("rebalance_lab.storage")
+PRODUCER_ID_BLOCK = 1000  # ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE, the size dataplane.ProducerIds grants
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,7 @@ class Storage:
         try:
             count = self.topics.load(world.cluster)
             batches = self.partitions.load({topics.DIRECTORY, groups.DIRECTORY})
+            _skip_used_producer_ids(dataplane.install(world).producer_ids, self.partitions.max_producer_id)
             state = self.groups.load(world.now_ms(), service_of(world), offsets_of(world).store)
         except BaseException:
             self.close()
@@ -103,6 +105,15 @@ class Storage:
         self.groups.close()
         self.topics.close()
         self._lock.release()
+
+
+def _skip_used_producer_ids(producer_ids: dataplane.ProducerIds, max_used: int) -> None:
+    """New producer ids start after every id found in the logs: a reused id would make a new producer's first
+    batches look like retries of an old producer's and be dropped as duplicates. (KRaft keeps the next block
+    in its metadata log; the logs are where the ids that matter here are.)"""
+    if max_used >= 0:
+        block = PRODUCER_ID_BLOCK
+        producer_ids.next_block = max(producer_ids.next_block, (max_used // block + 1) * block)
 
 
 def install(world: World, data_dir: str, policy: FlushPolicy, segment_bytes: int = DEFAULT_SEGMENT_BYTES) -> Storage:
