@@ -47,6 +47,8 @@ def to_input(ctx: RequestContext, request: Any) -> ConsumerGroupHeartbeatInput:
 
 
 def _uuid(value: Any) -> uuid.UUID:
+    if value is None:  # kafka-python's generic decoder reads Kafka's Uuid.ZERO_UUID as None (found by tests/fuzz)
+        return uuid.UUID(int=0)
     return value if isinstance(value, uuid.UUID) else uuid.UUID(str(value))
 
 
