@@ -66,3 +66,9 @@ def test_the_misbehaviour_benchmark_prints_the_canary_latencies_and_the_server_r
     for scenario in ("none", "metadata-huge", "pipeline-1", "pipeline-N", "trickle", "idle"):
         line = next(line for line in out.splitlines() if line.startswith(scenario + " "))
         assert "p99" in line and "rebalances 0 lost 0 errors 0" in line and "peak" in line, line
+
+
+def test_the_durability_benchmark_prints_each_mode_and_the_restart_time() -> None:
+    out = _run("durability.py", "--records", "200", "--sequential", "5", "--runs", "1")
+    assert "memory only" in out and "--data-dir --flush-messages 1" in out
+    assert out.count("sequential acks=all p50") == 3 and out.count("restart on the directory") == 2
