@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import multiprocessing
 import re
 import subprocess
 import sys
@@ -76,13 +77,14 @@ class Server:
         self.proc.wait(10)
 
 
-# A misbehaviour gets the bytes its client sends, built before the canary starts: this process's own
-# work must not hold the GIL while the canary's thread measures.
-Misbehaviour = Callable[[Server, argparse.Namespace, bytes], Awaitable[None]]
+# A misbehaviour gets the bytes its client sends, built before the canary starts, and runs in a child
+# process: this process's own work must not hold the GIL while the canary's thread measures.
+Address = tuple[str, int]
+Misbehaviour = Callable[[Address, argparse.Namespace, bytes], Awaitable[None]]
 Prepare = Callable[[argparse.Namespace], bytes]
 
 
-async def _nothing(server: Server, args: argparse.Namespace, data: bytes) -> None:
+async def _nothing(server: Address, args: argparse.Namespace, data: bytes) -> None:
     await asyncio.sleep(0)
 
 
@@ -90,8 +92,8 @@ def _huge_request(args: argparse.Namespace) -> bytes:
     return metadata_request_naming([f"no-such-topic-{i:012d}" for i in range(args.topics)])
 
 
-async def _metadata_huge(server: Server, args: argparse.Namespace, data: bytes) -> None:
-    reader, writer = await asyncio.open_connection(*server.address)
+async def _metadata_huge(server: Address, args: argparse.Namespace, data: bytes) -> None:
+    reader, writer = await asyncio.open_connection(*server)
     writer.write(data)
     await writer.drain()
     ids = await read_correlation_ids(reader, 1, timeout=600)
@@ -99,8 +101,8 @@ async def _metadata_huge(server: Server, args: argparse.Namespace, data: bytes) 
     writer.close()
 
 
-async def _pipeline(server: Server, clients: int, data: bytes, count: int, window_s: float) -> None:
-    conns = [await asyncio.open_connection(*server.address) for _ in range(clients)]
+async def _pipeline(server: Address, clients: int, data: bytes, count: int, window_s: float) -> None:
+    conns = [await asyncio.open_connection(*server) for _ in range(clients)]
     for _, writer in conns:
         writer.write(data)  # never drained, answers unread for the window
     await asyncio.sleep(window_s)
@@ -110,11 +112,11 @@ async def _pipeline(server: Server, clients: int, data: bytes, count: int, windo
         writer.close()
 
 
-async def _pipeline_one(server: Server, args: argparse.Namespace, data: bytes) -> None:
+async def _pipeline_one(server: Address, args: argparse.Namespace, data: bytes) -> None:
     await _pipeline(server, 1, data, args.pipelined, args.window_seconds)
 
 
-async def _pipeline_many(server: Server, args: argparse.Namespace, data: bytes) -> None:
+async def _pipeline_many(server: Address, args: argparse.Namespace, data: bytes) -> None:
     await _pipeline(server, args.clients, data, args.pipelined, args.window_seconds)
 
 
@@ -123,8 +125,8 @@ def _api_versions(args: argparse.Namespace) -> bytes:
                                                   client_software_version="1"), 1, "trickle")
 
 
-async def _trickle(server: Server, args: argparse.Namespace, request: bytes) -> None:
-    reader, writer = await asyncio.open_connection(*server.address)
+async def _trickle(server: Address, args: argparse.Namespace, request: bytes) -> None:
+    reader, writer = await asyncio.open_connection(*server)
     for byte in request:
         writer.write(bytes([byte]))
         await writer.drain()
@@ -133,10 +135,10 @@ async def _trickle(server: Server, args: argparse.Namespace, request: bytes) -> 
     writer.close()
 
 
-async def _idle(server: Server, args: argparse.Namespace, request: bytes) -> None:
+async def _idle(server: Address, args: argparse.Namespace, request: bytes) -> None:
     conns = []
     for _ in range(200):  # each one active once, then silent
-        reader, writer = await asyncio.open_connection(*server.address)
+        reader, writer = await asyncio.open_connection(*server)
         writer.write(request)
         assert await read_correlation_ids(reader, 1) == [1]
         conns.append((reader, writer))
@@ -154,8 +156,12 @@ SCENARIOS: dict[str, tuple[Prepare, Misbehaviour, tuple[str, ...]]] = {
 }
 
 
+def _misbehave(name: str, address: Address, args: argparse.Namespace, data: bytes) -> None:
+    asyncio.run(SCENARIOS[name][1](address, args, data))
+
+
 def run(name: str, args: argparse.Namespace) -> tuple[CanaryReport, float, float, float]:
-    prepare, misbehave, extra = SCENARIOS[name]
+    prepare, _, extra = SCENARIOS[name]
     data = prepare(args)
     server = Server(*extra)
     try:
@@ -163,7 +169,11 @@ def run(name: str, args: argparse.Namespace) -> tuple[CanaryReport, float, float
         canary.start()
         canary.wait_stable_blocking()
         started = time.perf_counter()
-        asyncio.run(misbehave(server, args, data))
+        child = multiprocessing.get_context("spawn").Process(target=_misbehave, args=(name, server.address, args, data))
+        child.start()
+        child.join()
+        if child.exitcode != 0:
+            raise RuntimeError(f"the {name} client failed (exit code {child.exitcode})")
         took = time.perf_counter() - started
         time.sleep(args.window_seconds)
         report = canary.stop_blocking()

@@ -17,7 +17,10 @@ the two pieces of per-connection state that gives it:
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
 import time
+from collections.abc import Callable, Iterator
 
 _MAX_BATCH = 128  # answers written together at most
 WRITE_HIGH_WATER = 256 * 1024  # unsent answer bytes above which a connection is no longer read
@@ -81,29 +84,62 @@ class IdleConnections:
     is never idle: the emulator counts the request as activity until it is answered.
     """
 
-    def __init__(self, max_idle_ms: int) -> None:
+    def __init__(self, max_idle_ms: int, clock: Callable[[], float] = time.monotonic) -> None:
         self.max_idle_s = max_idle_ms / 1000
+        self._clock = clock
         self._last: dict[int, float] = {}
         self._in_flight: set[int] = set()
 
     def touch(self, cid: int) -> None:
-        self._last[cid] = time.monotonic()
+        self._last[cid] = self._clock()
 
     def begin(self, cid: int) -> None:
         self._in_flight.add(cid)
 
     def end(self, cid: int) -> None:
         self._in_flight.discard(cid)
-        self._last[cid] = time.monotonic()
+        self._last[cid] = self._clock()
 
     def forget(self, cid: int) -> None:
         self._last.pop(cid, None)
         self._in_flight.discard(cid)
 
-    def expired(self, now: float | None = None) -> list[int]:
-        limit = (time.monotonic() if now is None else now) - self.max_idle_s
+    def expired(self) -> list[int]:
+        limit = self._clock() - self.max_idle_s
         return [cid for cid, last in self._last.items() if last < limit and cid not in self._in_flight]
 
     def sweep_interval_s(self) -> float:
         """How often to look: a quarter of the limit, at most once a second (a coarse check, as Kafka's)."""
         return min(1.0, max(0.01, self.max_idle_s / 4))
+
+
+class CollectorHold:
+    """Hold CPython's cyclic garbage collector while big requests are served (issue 17, defect 1).
+
+    A 10 MB request decodes into millions of objects; each full collection traverses every tracked
+    object, and while they live, collections came back every few hundred milliseconds and took
+    0.3-1 s each, with the GIL: the loop stopped as if the request ran on it. Those objects form no
+    cycles (message containers, lists, strings) and are freed by reference counting when the request
+    is answered, so a collection during it finds nothing; the collector is enabled again as soon as
+    the last big request in flight is done. A collector turned off by the embedding program stays off.
+    """
+
+    def __init__(self) -> None:
+        self._holders = 0
+        self._resume = False
+
+    @contextlib.contextmanager
+    def held(self, hold: bool) -> Iterator[None]:
+        if not hold:
+            yield
+            return
+        if self._holders == 0:
+            self._resume = gc.isenabled()
+            gc.disable()
+        self._holders += 1
+        try:
+            yield
+        finally:
+            self._holders -= 1
+            if self._holders == 0 and self._resume:
+                gc.enable()

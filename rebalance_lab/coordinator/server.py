@@ -34,7 +34,7 @@ from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator import group_service, offsets_service
 from rebalance_lab.coordinator.clock import Clock
 from rebalance_lab.coordinator.cluster import BrokerInfo
-from rebalance_lab.coordinator.connection import IdleConnections, Output
+from rebalance_lab.coordinator.connection import CollectorHold, IdleConnections, Output
 from rebalance_lab.coordinator.framing import FrameBuffer, FrameError
 from rebalance_lab.coordinator.handlers import HandlerSpec, load_handlers
 from rebalance_lab.coordinator.handlers.api_versions import API_KEY as API_VERSIONS_KEY
@@ -55,6 +55,7 @@ _READ_SIZE = 64 * 1024
 _OFFLOAD_BYTES = 256 * 1024  # a frame this big is decoded in the codec thread, and its answer encoded there
 _LARGE_RESPONSE_ENTRIES = 2_000  # topics or partitions in an answer worth encoding in the codec thread
 _STEP_BUDGET_S = 0.005  # a Stepped handler runs this long, then lets the other connections in
+_RELEASE_SLICE = 2_000  # entries of a big message freed between two turns of the loop
 
 WorldHook = Callable[[World], None]
 RequestObserver = Callable[[int, int, str], None]  # (api_key, api_version, client_id)
@@ -114,6 +115,7 @@ class EmulatorServer:
         self._idle = IdleConnections(self.config.connections_max_idle_ms)
         self._idle_sweep: asyncio.TimerHandle | None = None
         self._codec_pool: ThreadPoolExecutor | None = None  # started by the first big frame
+        self._collector = CollectorHold()
         self._security = ListenerSecurity.build(self.config)  # TLS and SASL of the listener (security/)
         self._sessions: dict[int, ConnectionSecurity] = {}
 
@@ -332,7 +334,8 @@ class EmulatorServer:
                     continue
                 idle.begin(cid)  # a request in flight (e.g. a parked JoinGroup): not idle
                 try:
-                    response = await self._process(cid, node, host, payload)
+                    with self._collector.held(len(payload) >= _OFFLOAD_BYTES):
+                        response = await self._process(cid, node, host, payload)
                 finally:
                     idle.end(cid)
                 if response is not None:
@@ -394,12 +397,15 @@ class EmulatorServer:
             body = await faults.serve(ctx, request.body, lambda: self._dispatch(spec, ctx, request.body))
         if body is None:
             return None  # e.g. Produce with acks=0 has no response
-        return await self._encode(body, header.correlation_id, big_request=len(payload) >= _OFFLOAD_BYTES)
+        return await self._encode(body, header.correlation_id, request.body, big=len(payload) >= _OFFLOAD_BYTES)
 
-    async def _encode(self, body: Any, correlation_id: int, *, big_request: bool) -> bytes:
-        if big_request or _large(body):
-            return bytes(await self._off_loop(codec.encode_response, body, correlation_id))
-        return codec.encode_response(body, correlation_id)
+    async def _encode(self, body: Any, correlation_id: int, request: Any, *, big: bool) -> bytes:
+        if not (big or _large(body)):
+            return codec.encode_response(body, correlation_id)
+        response = bytes(await self._off_loop(codec.encode_response, body, correlation_id))
+        if big:
+            await _release(request, body)
+        return response
 
     async def _decode(self, payload: bytes) -> codec.DecodedRequest:
         if len(payload) < _OFFLOAD_BYTES:
@@ -478,3 +484,19 @@ def _large(body: Any) -> bool:
                 return True
             total += len(getattr(item, "partitions", None) or ())
     return total > _LARGE_RESPONSE_ENTRIES
+
+
+async def _release(*messages: Any) -> None:
+    """Free a big request's and answer's entries a slice at a time, yielding in between.
+
+    Freeing 250,000 topic entries at once is one C call that holds the GIL for 100-200 ms: the loop
+    would stall after the answer as it no longer does before it.
+    """
+    for message in messages:
+        for name in ("topics", "responses", "results", "groups"):
+            items = getattr(message, name, None)
+            if not isinstance(items, list):
+                continue
+            while len(items) > _RELEASE_SLICE:
+                del items[-_RELEASE_SLICE:]
+                await asyncio.sleep(0)

@@ -1,0 +1,75 @@
+"""The shell's per-connection state (coordinator/connection.py): idle tracking and the collector hold."""
+
+from __future__ import annotations
+
+import gc
+
+from rebalance_lab.coordinator.connection import CollectorHold, IdleConnections
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_a_connection_is_idle_once_its_last_activity_is_older_than_the_limit() -> None:
+    clock = _Clock()
+    idle = IdleConnections(max_idle_ms=1_000, clock=clock)
+    idle.touch(1)
+    idle.touch(2)
+    clock.now += 1.0
+    assert idle.expired() == []  # exactly the limit is not yet over it
+    idle.touch(2)  # activity again
+    clock.now += 0.5
+    assert idle.expired() == [1]
+    clock.now += 1.0
+    assert sorted(idle.expired()) == [1, 2]
+
+
+def test_a_connection_with_a_request_in_flight_is_never_idle_until_it_is_answered() -> None:
+    clock = _Clock()
+    idle = IdleConnections(max_idle_ms=100, clock=clock)
+    idle.touch(7)
+    idle.begin(7)
+    clock.now += 60
+    assert idle.expired() == []
+    idle.end(7)  # answering counts as activity
+    clock.now += 0.05
+    assert idle.expired() == []
+    clock.now += 0.1
+    assert idle.expired() == [7]
+    idle.forget(7)
+    assert idle.expired() == []
+
+
+def test_the_idle_sweep_runs_at_a_quarter_of_the_limit_and_at_least_once_a_second() -> None:
+    assert IdleConnections(600_000).sweep_interval_s() == 1.0
+    assert IdleConnections(400).sweep_interval_s() == 0.1
+    assert IdleConnections(0).sweep_interval_s() == 0.01
+
+
+def test_the_collector_is_held_while_any_big_request_is_in_flight_and_resumed_after_the_last() -> None:
+    hold = CollectorHold()
+    assert gc.isenabled()
+    with hold.held(True):
+        assert not gc.isenabled()
+        with hold.held(True):
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the first big request is still in flight
+        with hold.held(False):
+            assert not gc.isenabled()
+    assert gc.isenabled()
+
+
+def test_a_collector_the_program_turned_off_stays_off() -> None:
+    hold = CollectorHold()
+    gc.disable()
+    try:
+        with hold.held(True):
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
