@@ -16,6 +16,7 @@ from rebalance_lab.coordinator.handlers.acl_common import (
 )
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode
 from rebalance_lab.security.acls import Acl, Operation
 
 API_KEY = 29
@@ -38,7 +39,7 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     refuse_unknown_codes("DescribeAclsRequest", *filter_codes(request))
     authorizer, error, message = gate(ctx, Operation.DESCRIBE)
     if authorizer is None:
-        text = _NO_AUTHORIZER if error.name == "SECURITY_DISABLED" else message
+        text = _NO_AUTHORIZER if error is ErrorCode.SECURITY_DISABLED else message
         return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, error_code=int(error),
                                   error_message=text, resources=[])
     acls = authorizer.describe(filter_of(request))
