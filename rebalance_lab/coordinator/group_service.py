@@ -141,10 +141,12 @@ class GroupService:
     # -- the offsets work's entry points -------------------------------------------------
 
     def validate_offset_commit(self, group_id: str, member_id: str, generation_id: int,
-                               group_instance_id: str | None, api_version: int) -> ErrorCode:
-        """The group verdict for an OffsetCommit (spec §12.1); may create a simple group."""
+                               group_instance_id: str | None, api_version: int,
+                               transactional: bool = False) -> ErrorCode:
+        """The group verdict for an OffsetCommit (spec §12.1) or TxnOffsetCommit; may create a simple group."""
         error, fx = self.coordinator.validate_offset_commit(self._world.now_ms(), group_id, member_id,
-                                                            generation_id, group_instance_id, api_version)
+                                                            generation_id, group_instance_id, api_version,
+                                                            transactional)
         self.apply(fx)
         return error
 

@@ -4,8 +4,9 @@ Sans-I/O (STYLE.md principle 1): appends take ``now`` from the caller; nothing h
 awaits or reads a clock. Each partition has one log, shared by all emulated
 brokers: replication is instant, so the high watermark is the log end offset as
 soon as an append returns (``Partition.maybeIncrementLeaderHW`` with every ISR
-member caught up). Transactions are not emulated, so the last stable offset equals
-the high watermark (FIDELITY.md).
+member caught up). The last stable offset stops at the first open transaction
+(``producer_state.py``), and the transaction coordinator writes COMMIT/ABORT control
+batches with :meth:`PartitionLog.append_marker`.
 """
 
 from __future__ import annotations
@@ -13,9 +14,10 @@ from __future__ import annotations
 import bisect
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from rebalance_lab.coordinator import record_batch
+from rebalance_lab.coordinator.producer_state import AbortedTxn, ProducerState
 from rebalance_lab.coordinator.record_batch import BatchHeader
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
@@ -24,7 +26,6 @@ LATEST_TIMESTAMP = -1
 MAX_TIMESTAMP = -3  # KIP-734
 EARLIEST_LOCAL_TIMESTAMP = -4  # KIP-405: no tiered storage here, so the same as earliest
 DEFAULT_MAX_MESSAGE_BYTES = 1_048_588  # max.message.bytes
-_PRODUCER_BATCHES_KEPT = 5  # ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 
 
 @dataclass(frozen=True)
@@ -51,14 +52,6 @@ class TimestampAndOffset:
     leader_epoch: int
 
 
-@dataclass
-class _ProducerBatches:
-    """The last few batches of one producer, to answer a retried batch as Kafka does."""
-
-    epoch: int
-    batches: list[tuple[int, int, int, int]] = field(default_factory=list)  # first/last seq, offsets
-
-
 class PartitionLog:
     def __init__(self, leader_epoch: int = 0) -> None:
         self.batches: list[StoredBatch] = []
@@ -66,7 +59,7 @@ class PartitionLog:
         self.log_start_offset = 0
         self.log_end_offset = 0
         self.leader_epoch = leader_epoch
-        self._producers: dict[int, _ProducerBatches] = {}
+        self.producer_state = ProducerState()
 
     @property
     def high_watermark(self) -> int:
@@ -74,7 +67,8 @@ class PartitionLog:
 
     @property
     def last_stable_offset(self) -> int:
-        return self.high_watermark
+        first_unstable = self.producer_state.first_unstable_offset()
+        return self.high_watermark if first_unstable is None else min(first_unstable, self.high_watermark)
 
     # -- append ------------------------------------------------------------------------
 
@@ -91,14 +85,15 @@ class PartitionLog:
         if header.size > max_message_bytes:
             raise KafkaError(ErrorCode.MESSAGE_SIZE_TOO_LARGE,
                              f"The record batch size {header.size} exceeds max.message.bytes")
-        duplicate = self._find_duplicate(header)
+        duplicate = self.producer_state.duplicate_of(header)
         if duplicate is not None:
             return AppendResult(duplicate, -1, self.log_start_offset)
+        self.producer_state.check(header, self.log_end_offset)
         append_time = now_ms if log_append_time else None
         base = self.log_end_offset
         stored = record_batch.rewrite(raw, base, self.leader_epoch, append_time)
         self._store(stored, now_ms if log_append_time else header.max_timestamp)
-        self._remember_producer(header, base)
+        self.producer_state.observe(header, stored, base)
         return AppendResult(base, -1 if append_time is None else append_time, self.log_start_offset)
 
     def restore(self, data: bytes) -> None:
@@ -106,7 +101,19 @@ class PartitionLog:
         batches as ``ProducerStateManager`` rebuilds it from the log on recovery."""
         header = record_batch.parse_header(data)
         self._store(data, header.max_timestamp)
-        self._remember_producer(header, header.base_offset)
+        self.producer_state.observe(header, data, header.base_offset)
+
+    def append_marker(self, marker: bytes) -> int:
+        """Append a control batch built by the transaction coordinator (``WriteTxnMarkers``); its offset."""
+        base = self.log_end_offset
+        stored = record_batch.rewrite(marker, base, self.leader_epoch, None)
+        header = record_batch.parse_header(stored)
+        self._store(stored, header.max_timestamp)
+        self.producer_state.observe(header, stored, base)
+        return base
+
+    def aborted_transactions(self, fetch_offset: int, upper: int) -> list[AbortedTxn]:
+        return self.producer_state.aborted_between(fetch_offset, upper)
 
     def _store(self, data: bytes, max_timestamp: int) -> None:
         header = record_batch.parse_header(data)
@@ -115,25 +122,6 @@ class PartitionLog:
                                         header, data))
         self._last_offsets.append(last)
         self.log_end_offset = last + 1
-
-    def _find_duplicate(self, header: BatchHeader) -> int | None:
-        # ProducerStateEntry.findDuplicateBatch: same epoch and sequence range -> the first append's offset.
-        entry = self._producers.get(header.producer_id)
-        if header.producer_id < 0 or entry is None or entry.epoch != header.producer_epoch:
-            return None
-        for first_seq, last_seq, first_offset, _last in entry.batches:
-            if (first_seq, last_seq) == (header.base_sequence, header.last_sequence):
-                return first_offset
-        return None
-
-    def _remember_producer(self, header: BatchHeader, base: int) -> None:
-        if header.producer_id < 0:
-            return
-        entry = self._producers.get(header.producer_id)
-        if entry is None or entry.epoch != header.producer_epoch:
-            entry = self._producers[header.producer_id] = _ProducerBatches(header.producer_epoch)
-        entry.batches.append((header.base_sequence, header.last_sequence, base, base + header.last_offset_delta))
-        del entry.batches[:-_PRODUCER_BATCHES_KEPT]
 
     # -- read --------------------------------------------------------------------------
 

@@ -165,3 +165,28 @@ def _expired(
         if now_ms - base >= retention_ms:
             expired.append(key)
     return expired
+
+
+class PendingTxnOffsets:
+    """Transactional offsets waiting for their transaction's end (``OffsetMetadataManager``'s
+    ``pendingTransactionalOffsets``): invisible to OffsetFetch until the COMMIT marker reaches the
+    group's offsets partition, then committed; dropped at ABORT."""
+
+    def __init__(self) -> None:
+        self._by_producer: dict[int, dict[str, dict[TopicPartitionKey, CommittedOffset]]] = {}
+
+    def add(self, producer_id: int, group_id: str, key: TopicPartitionKey, value: CommittedOffset) -> None:
+        self._by_producer.setdefault(producer_id, {}).setdefault(group_id, {})[key] = value
+
+    def has_pending(self, group_id: str, topic: str, partition: int) -> bool:
+        return any((topic, partition) in groups.get(group_id, {}) for groups in self._by_producer.values())
+
+    def pending_groups(self, producer_id: int) -> list[str]:
+        return list(self._by_producer.get(producer_id, {}))
+
+    def complete(self, producer_id: int, commit: bool, store: OffsetStore) -> None:
+        for group_id, offsets in self._by_producer.pop(producer_id, {}).items():
+            if commit:
+                for (topic, partition), value in offsets.items():
+                    store.commit(group_id, topic, partition, value)
+

@@ -8,7 +8,7 @@ from rebalance_lab.coordinator.classic.view import GroupView
 from rebalance_lab.coordinator.consumer.records import GroupDeleted as ConsumerGroupDeleted
 from rebalance_lab.coordinator.group_service import SERVICE_KEY as GROUPS_KEY
 from rebalance_lab.coordinator.group_service import GroupService
-from rebalance_lab.coordinator.offsets import CommitTimeExpiry, OffsetStore
+from rebalance_lab.coordinator.offsets import CommitTimeExpiry, OffsetStore, PendingTxnOffsets
 from rebalance_lab.coordinator.world import World
 
 SERVICE_KEY = "offsets"
@@ -19,6 +19,7 @@ class OffsetService:
         self.world = world
         self.groups = groups
         self.store = OffsetStore(world.config.group)
+        self.pending = PendingTxnOffsets()  # TxnOffsetCommit's offsets until their transaction ends
         self.store.start_sweeps(world.now_ms())
         groups.subscribe(self._on_group_record)
         world.cluster.on_change(self._on_topic_change)

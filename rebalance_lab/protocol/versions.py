@@ -31,6 +31,9 @@ _KAFKA_4: dict[str, tuple[int, int]] = {
     "CreateTopics": (2, 7), "DeleteTopics": (1, 6), "CreatePartitions": (0, 3),
     "DeleteGroups": (0, 2), "OffsetDelete": (0, 0), "InitProducerId": (0, 5),
     "ConsumerGroupHeartbeat": (0, 1), "ConsumerGroupDescribe": (0, 1),  # KIP-848 (spec/kip848.md §1.1)
+    # transactions: the real 4.4.0 broker's ApiVersions (EndTxn v5 is served only as transaction version 1 here)
+    "AddPartitionsToTxn": (0, 5), "AddOffsetsToTxn": (0, 4), "EndTxn": (0, 5), "TxnOffsetCommit": (0, 6),
+    "DescribeProducers": (0, 0), "DescribeTransactions": (0, 0), "ListTransactions": (0, 2),
 }
 _KAFKA_3: dict[str, tuple[int, int]] = {
     "Produce": (0, 11), "Fetch": (0, 16), "ListOffsets": (0, 9), "Metadata": (0, 12),
@@ -40,6 +43,8 @@ _KAFKA_3: dict[str, tuple[int, int]] = {
     "CreateTopics": (0, 7), "DeleteTopics": (0, 6), "CreatePartitions": (0, 3),
     "DeleteGroups": (0, 2), "OffsetDelete": (0, 0), "InitProducerId": (0, 5),
     "ConsumerGroupHeartbeat": (0, 0), "ConsumerGroupDescribe": (0, 0),  # advertised, answered UNSUPPORTED_VERSION
+    "AddPartitionsToTxn": (0, 5), "AddOffsetsToTxn": (0, 4), "EndTxn": (0, 4), "TxnOffsetCommit": (0, 4),
+    "DescribeProducers": (0, 0), "DescribeTransactions": (0, 0), "ListTransactions": (0, 1),
 }
 PRESETS: dict[str, dict[str, tuple[int, int]]] = {"kafka-4": _KAFKA_4, "kafka-3": _KAFKA_3}
 

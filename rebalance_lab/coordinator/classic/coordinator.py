@@ -132,11 +132,12 @@ class GroupCoordinator:
     # -- the offsets work's narrow API (spec §12) ------------------------------------------
 
     def validate_offset_commit(self, now_ms: int, group_id: str, member_id: str, generation_id: int,
-                               group_instance_id: str | None, api_version: int) -> tuple[ErrorCode, Effects]:
-        """The group-level verdict for an OffsetCommit; may create a simple group (records in Effects)."""
+                               group_instance_id: str | None, api_version: int,
+                               transactional: bool = False) -> tuple[ErrorCode, Effects]:
+        """The group-level verdict for an OffsetCommit or a TxnOffsetCommit; may create a simple group."""
         fx = Effects()
         error = offsets_gate.validate_offset_commit(self._core, fx, now_ms, group_id, member_id, generation_id,
-                                                    group_instance_id, api_version)
+                                                    group_instance_id, api_version, transactional)
         return error, fx
 
     def validate_offset_fetch(self, group_id: str) -> ErrorCode:

@@ -22,19 +22,25 @@ _E = ErrorCode
 
 
 def validate_offset_commit(core: Core, fx: Effects, now_ms: int, group_id: str, member_id: str,
-                           generation_id: int, group_instance_id: str | None, api_version: int) -> ErrorCode:
+                           generation_id: int, group_instance_id: str | None, api_version: int,
+                           transactional: bool = False) -> ErrorCode:
     """``OMM.validateOffsetCommit`` + ``CG.validateOffsetCommit``; an accepted commit in Stable or
-    PreparingRebalance resets the member's session timer."""
+    PreparingRebalance resets the member's session timer. A transactional commit
+    (``validateTransactionalOffsetCommit``) answers ILLEGAL_GENERATION for an unknown group with a
+    generation, needs no member id or generation (old TxnOffsetCommit versions carry none) and is
+    not refused while the group completes a rebalance."""
     group = core.groups.get(group_id)
     if group is None:
-        if generation_id >= 0:
+        if transactional and core.java and generation_id >= 0:
+            return _E.ILLEGAL_GENERATION
+        if generation_id >= 0 and not transactional:  # Scala's TxnOffsetCommit creates the group (3.9.2)
             # Java v9+ GROUP_ID_NOT_FOUND; older versions and Scala: ILLEGAL_GENERATION (§15 #8).
             return _E.GROUP_ID_NOT_FOUND if core.java and api_version >= 9 else _E.ILLEGAL_GENERATION
         group = Group(group_id, core.flavor, now_ms)  # a "simple" group: Empty, no protocol type
         core.groups[group_id] = group
         fx.record(GroupCreated(group_id, now_ms, "offset_commit"))
-    error = _validate_commit_member(group, member_id, generation_id, group_instance_id)
-    if error is not _E.NONE:
+    error = _validate_commit_member(group, member_id, generation_id, group_instance_id, transactional)
+    if error is not _E.NONE or transactional:
         return error
     if group.state is GroupState.COMPLETING_REBALANCE:
         return _E.REBALANCE_IN_PROGRESS  # after the member/generation checks: stale generations get 22
@@ -45,7 +51,7 @@ def validate_offset_commit(core: Core, fx: Effects, now_ms: int, group_id: str, 
 
 
 def _validate_commit_member(group: Group, member_id: str, generation_id: int,
-                            group_instance_id: str | None) -> ErrorCode:
+                            group_instance_id: str | None, transactional: bool = False) -> ErrorCode:
     if group.state is GroupState.DEAD:
         return _E.COORDINATOR_NOT_AVAILABLE
     if generation_id < 0 and group.state is GroupState.EMPTY:
@@ -55,7 +61,7 @@ def _validate_commit_member(group: Group, member_id: str, generation_id: int,
         if error is not _E.NONE:
             return error
         return _E.NONE if generation_id == group.generation_id else _E.ILLEGAL_GENERATION
-    return _E.UNKNOWN_MEMBER_ID
+    return _E.NONE if transactional else _E.UNKNOWN_MEMBER_ID
 
 
 def validate_offset_fetch(core: Core, group_id: str) -> ErrorCode:

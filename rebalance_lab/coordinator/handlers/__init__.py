@@ -24,6 +24,8 @@ HANDLER_MODULES: tuple[str, ...] = (
     "fetch",
     "list_offsets",
     "init_producer_id",
+    "add_partitions_to_txn", "add_offsets_to_txn", "end_txn", "txn_offset_commit",  # transactions (issue 18)
+    "describe_transactions", "list_transactions", "describe_producers",
     "create_topics",
     "delete_topics",
     "create_partitions",

@@ -25,6 +25,7 @@ requests by the wall clock); it is woken by appends, not by polling.
 from __future__ import annotations
 
 import asyncio
+import struct
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,7 @@ from rebalance_lab.coordinator.fetch_sessions import (
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.handlers.leaders import current_leader, node_endpoints
+from rebalance_lab.coordinator.producer_state import AbortedTxn
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
@@ -49,6 +51,9 @@ _RESPONSE = codec.response_type(API_KEY)
 _TOPIC = _RESPONSE.FetchableTopicResponse
 _PARTITION = _TOPIC.PartitionData
 _LEADER = _PARTITION.LeaderIdAndEpoch
+_ABORTED = _PARTITION.AbortedTransaction
+_BATCH_HEAD = struct.Struct(">qi")  # base offset, length
+_LAST_DELTA = struct.Struct(">i")  # at byte 23 of a v2 batch
 _ENDPOINT = _RESPONSE.NodeEndpoint
 _READ_COMMITTED = 1
 _LEADER_HINT_ERRORS = (ErrorCode.NOT_LEADER_FOR_PARTITION, ErrorCode.FENCED_LEADER_EPOCH)
@@ -63,6 +68,7 @@ class _Read:
     records: bytes = b""
     leader: PartitionInfo | None = None
     unknown: bool = False  # rejected before the read (unknown topic/partition), as KafkaApis does
+    aborted: tuple[AbortedTxn, ...] = ()  # read_committed: the aborted transactions in the data read
 
     def outcome(self) -> PartitionOutcome:
         return PartitionOutcome(self.error, self.high_watermark, self.log_start_offset, len(self.records))
@@ -142,7 +148,20 @@ def _read_one(ctx: RequestContext, key: FetchKey, want: PartitionRequest, max_by
         records = log.read(want.fetch_offset, min(want.max_bytes, max_bytes), min_one, upper)
     except KafkaError as exc:
         return _Read(exc.code)
-    return _Read(ErrorCode.NONE, log.high_watermark, log.last_stable_offset, log.log_start_offset, records)
+    aborted = tuple(log.aborted_transactions(want.fetch_offset, _end_of(records))) if committed and records else ()
+    return _Read(ErrorCode.NONE, log.high_watermark, log.last_stable_offset, log.log_start_offset, records,
+                 aborted=aborted)
+
+
+def _end_of(records: bytes) -> int:
+    """The offset after the last batch read (``LogSegment.fetchUpperBoundOffset`` bounds the aborted list)."""
+    at, end = 0, 0
+    while at + _BATCH_HEAD.size <= len(records):
+        base, length = _BATCH_HEAD.unpack_from(records, at)
+        (last_delta,) = _LAST_DELTA.unpack_from(records, at + 23)
+        end = base + last_delta + 1
+        at += 12 + length
+    return end
 
 
 Plan = list[tuple[FetchKey, PartitionRequest]]
@@ -262,6 +281,8 @@ def _partition(ctx: RequestContext, index: int, read: _Read, committed: bool) ->
     # Partitions KafkaApis rejects up front carry the schema default (an empty list); a
     # log read carries null for read_uncommitted or any read error, else its (empty) list.
     aborted: list[Any] | None = [] if read.unknown or (committed and read.error == ErrorCode.NONE) else None
+    if aborted is not None and read.aborted:
+        aborted = [_ABORTED(producer_id=a.producer_id, first_offset=a.first_offset) for a in read.aborted]
     return _PARTITION(
         partition_index=index, error_code=read.error, high_watermark=read.high_watermark,
         last_stable_offset=read.last_stable_offset, log_start_offset=read.log_start_offset,

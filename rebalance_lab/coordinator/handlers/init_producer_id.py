@@ -5,11 +5,10 @@ broker always hands out a fresh producer id with epoch 0, whatever id/epoch the
 request carries (KIP-360 bumps apply to transactional producers only). Ids come in
 blocks of 1000 per broker, the first being 0 (``ProducerIdControlManager``).
 
-Transactions are not emulated: a transactional id gets a stable id and a bumped
-epoch on each call, with no coordinator check, but AddPartitionsToTxn/EndTxn are
-not served, so a transactional producer fails later (FIDELITY.md). Sequence numbers
-are not checked on Produce (no OUT_OF_ORDER_SEQUENCE_NUMBER); only an exact retry
-of one of a producer's last five batches is deduplicated.
+A transactional id goes to the transaction coordinator (``transactions/coordinator.py``):
+epochs, KIP-360 bumps with the expected producer id and epoch (v3+), fencing of an ongoing
+transaction (CONCURRENT_TRANSACTIONS, then a bumped epoch on the retry). PRODUCER_FENCED is
+INVALID_PRODUCER_EPOCH before v4, as ``KafkaApis.handleInitProducerIdRequest`` sends it.
 """
 
 from __future__ import annotations
@@ -17,13 +16,15 @@ from __future__ import annotations
 from typing import Any
 
 from rebalance_lab.coordinator.dataplane import dataplane
+from rebalance_lab.coordinator.group_service import owns_group
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.transactions.service import transactions_of
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
 
 API_KEY = 22
-_MAX_TRANSACTION_TIMEOUT_MS = 900_000  # transaction.max.timeout.ms
+_PRODUCER_FENCED_FROM = 4  # older clients get INVALID_PRODUCER_EPOCH instead
 
 
 def handle(ctx: RequestContext, request: Any) -> Any:
@@ -39,12 +40,20 @@ def handle(ctx: RequestContext, request: Any) -> Any:
         return _reply(ctx, ErrorCode.NONE, ids.allocate(ctx.broker.node_id), 0)
     if txn_id == "":
         return _reply(ctx, ErrorCode.INVALID_REQUEST, -1, -1)
-    if not 0 < request.transaction_timeout_ms <= _MAX_TRANSACTION_TIMEOUT_MS:
-        return _reply(ctx, ErrorCode.INVALID_TRANSACTION_TIMEOUT, -1, -1)
-    known = ids.transactional.get(txn_id)
-    pid, epoch = (ids.allocate(ctx.broker.node_id), 0) if known is None else (known[0], known[1] + 1)
-    ids.transactional[txn_id] = (pid, epoch)
-    return _reply(ctx, ErrorCode.NONE, pid, epoch)
+    if not owns_group(ctx.world, ctx.broker.node_id, txn_id):
+        return _reply(ctx, ErrorCode.NOT_COORDINATOR, -1, -1)
+    pid, epoch = getattr(request, "producer_id", -1), getattr(request, "producer_epoch", -1)
+    if (pid == -1) != (epoch == -1):
+        return _reply(ctx, ErrorCode.INVALID_REQUEST, -1, -1)
+    service = transactions_of(ctx.world)
+    result = service.coordinator.init_producer_id(
+        txn_id, request.transaction_timeout_ms, None if pid == -1 else (pid, epoch), ctx.world.now_ms(),
+        lambda: ids.allocate(ctx.broker.node_id))
+    service.flush(ctx.world.now_ms())
+    error = result.error
+    if error is ErrorCode.PRODUCER_FENCED and ctx.api_version < _PRODUCER_FENCED_FROM:
+        error = ErrorCode.INVALID_PRODUCER_EPOCH
+    return _reply(ctx, error, result.producer_id, result.producer_epoch)
 
 
 def _reply(ctx: RequestContext, error: ErrorCode, producer_id: int, epoch: int) -> Any:

@@ -52,8 +52,10 @@ def _topic_key(ctx: RequestContext, topic: Any) -> tuple[str, Any]:
     return topic.name, (info.topic_id if info else None)
 
 
-def _requested(ctx: RequestContext, group_id: str, topics: list[Any], indexes_field: str) -> list[_TopicResult]:
+def _requested(ctx: RequestContext, group_id: str, topics: list[Any], indexes_field: str,
+               stable: bool = False) -> list[_TopicResult]:
     store = offsets_of(ctx.world).store
+    pending = offsets_of(ctx.world).pending
     results = []
     for topic in topics:
         name, topic_id = _topic_key(ctx, topic)
@@ -61,7 +63,10 @@ def _requested(ctx: RequestContext, group_id: str, topics: list[Any], indexes_fi
             entries = [_Entry(p, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in getattr(topic, indexes_field)]
             results.append(_TopicResult(name, topic_id, entries))
             continue
-        entries = [_Entry(p, store.fetch(group_id, name, p)) for p in getattr(topic, indexes_field)]
+        # RequireStable (KIP-447): an offset pending in a transaction -> UNSTABLE_OFFSET_COMMIT (OMM.fetchOffsets)
+        unstable = ErrorCode.UNSTABLE_OFFSET_COMMIT
+        entries = [_Entry(p, None, unstable) if stable and pending.has_pending(group_id, name, p)
+                   else _Entry(p, store.fetch(group_id, name, p)) for p in getattr(topic, indexes_field)]
         results.append(_TopicResult(name, topic_id, entries))
     return results
 
@@ -92,7 +97,8 @@ def _integer_hashmap_order(items: list[tuple[int, CommittedOffset]]) -> list[tup
 
 
 def _fetch_group(ctx: RequestContext, group_id: str, topics: list[Any] | None, indexes_field: str,
-                 member: tuple[str | None, int] = (None, -1)) -> tuple[ErrorCode, list[_TopicResult]]:
+                 member: tuple[str | None, int] = (None, -1), stable: bool = False
+                 ) -> tuple[ErrorCode, list[_TopicResult]]:
     if not authz.permits(ctx, authz.DESCRIBE, authz.GROUP, group_id):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
     if not owns_group(ctx.world, ctx.broker.node_id, group_id):
@@ -103,7 +109,7 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list[Any] | None, i
             return error, []
     if topics is None:
         return ErrorCode.NONE, _all(ctx, group_id)
-    return ErrorCode.NONE, _requested(ctx, group_id, topics, indexes_field)
+    return ErrorCode.NONE, _requested(ctx, group_id, topics, indexes_field, stable)
 
 
 def _partition(cls: Any, entry: _Entry, error: ErrorCode) -> Any:
@@ -128,7 +134,8 @@ def _topics(topic_cls: Any, version: int, results: list[_TopicResult], partition
 
 def _single(ctx: RequestContext, request: Any) -> Any:
     version = ctx.api_version
-    error, results = _fetch_group(ctx, request.group_id, request.topics, "partition_indexes")
+    stable = bool(getattr(request, "require_stable", False))
+    error, results = _fetch_group(ctx, request.group_id, request.topics, "partition_indexes", stable=stable)
     unauthorized = error is ErrorCode.GROUP_AUTHORIZATION_FAILED and version >= _TOP_LEVEL_ERROR_FROM
     if error is not ErrorCode.NONE and request.topics is not None and not unauthorized:
         results = _requested_without_values(request.topics)  # v2-7 answer an unauthorized group with no topic
@@ -148,7 +155,8 @@ def _batched(ctx: RequestContext, request: Any) -> Any:
     groups = []
     for group in request.groups:
         member = (group.member_id, group.member_epoch) if ctx.api_version >= _MEMBER_FROM else (None, -1)
-        error, results = _fetch_group(ctx, group.group_id, group.topics, "partition_indexes", member)
+        error, results = _fetch_group(ctx, group.group_id, group.topics, "partition_indexes", member,
+                                      bool(getattr(request, "require_stable", False)))
         groups.append(group_cls(group_id=group.group_id, error_code=int(error),
                                 topics=_topics(topic_cls, ctx.api_version, results, ErrorCode.NONE)))
     return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, groups=groups)

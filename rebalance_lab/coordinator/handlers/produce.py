@@ -29,12 +29,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from rebalance_lab.coordinator import record_validation, topic_configs
+from rebalance_lab.coordinator import record_batch, record_validation, topic_configs
 from rebalance_lab.coordinator.cluster import PartitionInfo, TopicInfo
 from rebalance_lab.coordinator.dataplane import dataplane, leadership_error, partition_log
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.handlers.leaders import current_leader, node_endpoints
+from rebalance_lab.coordinator.logs import PartitionLog
+from rebalance_lab.coordinator.record_batch import BatchHeader
+from rebalance_lab.coordinator.transactions.service import transactions_of
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
@@ -82,6 +85,23 @@ def _validated(ctx: RequestContext, info: TopicInfo, records: bytes, log_append_
     return raw
 
 
+def _verify_transaction(ctx: RequestContext, log: PartitionLog, header: BatchHeader,
+                        partition: tuple[str, int]) -> None:
+    """KIP-890 part 1 (``ReplicaManager.appendRecords`` with transaction verification, on by default): a
+    transactional batch that opens a transaction in the partition must come from a transaction that
+    added the partition; a duplicate of a stored batch is answered before, as Kafka does."""
+    if not header.is_transactional or log.producer_state.open_transaction(header.producer_id) is not None:
+        return
+    if log.producer_state.duplicate_of(header) is not None:
+        return
+    error = transactions_of(ctx.world).coordinator.producing_error(header.producer_id, header.producer_epoch,
+                                                                   partition)
+    if error is ErrorCode.INVALID_TXN_STATE:
+        raise record_validation.AnsweredError(error, "Partition was not added to the transaction")
+    if error is not ErrorCode.NONE:
+        raise KafkaError(error)
+
+
 def _resolve(ctx: RequestContext, topic: Any) -> tuple[TopicInfo | None, ErrorCode]:
     # KafkaApis: WRITE on each topic, checked before the topic's existence (the real 4.4.0 broker answers
     # TOPIC_AUTHORIZATION_FAILED for a missing topic the caller may not write)
@@ -107,6 +127,7 @@ def _append(ctx: RequestContext, info: TopicInfo, partition: PartitionInfo, reco
     log_append_time = topic_configs.uses_log_append_time(info.configs)
     try:
         batch = _validated(ctx, info, records, log_append_time)
+        _verify_transaction(ctx, log, record_batch.parse_header(batch), (info.name, partition.partition))
         result = log.append(batch, ctx.world.now_ms(), log_append_time, topic_configs.max_message_bytes(info.configs))
     except KafkaError as exc:
         return _failed(exc)

@@ -1,0 +1,125 @@
+"""TxnOffsetCommit (28), v0-5: offsets committed inside a transaction (KIP-98, KIP-447).
+
+``KafkaApis.handleTxnOffsetCommitRequest``: WRITE on the transactional id, READ on the group (either
+failing answers every partition), READ on each topic and its existence per partition; then the group
+coordinator (``OffsetMetadataManager.commitTransactionalOffset``): NOT_COORDINATOR, the transaction
+must hold the group's offsets partition (AddOffsetsToTxn), the KIP-447 member checks (v3+: generation,
+member id, instance id; a consumer group's stale epoch is ILLEGAL_GENERATION), then each offset is
+kept pending until the transaction ends (visible at COMMIT, dropped at ABORT).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rebalance_lab.coordinator import consumer_surface
+from rebalance_lab.coordinator.group_service import owns_group, service_of
+from rebalance_lab.coordinator.handlers import authz, txn_common
+from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.offsets import CommittedOffset
+from rebalance_lab.coordinator.offsets_service import offsets_of
+from rebalance_lab.coordinator.routing import partition_for
+from rebalance_lab.coordinator.transactions.service import OFFSETS_TOPIC
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode, KafkaError
+
+API_KEY = 28
+_MEMBER_FROM = 3  # GenerationId, MemberId, GroupInstanceId (KIP-447)
+_RESPONSE = codec.response_type(API_KEY)
+_TOPIC = _RESPONSE.TxnOffsetCommitResponseTopic
+_PARTITION = _TOPIC.TxnOffsetCommitResponsePartition
+
+Errors = dict[tuple[str, int], ErrorCode]
+
+
+def _prechecked(ctx: RequestContext, request: Any) -> Errors:
+    errors: Errors = {}
+    for topic in request.topics:
+        info = ctx.world.cluster.topics.get(topic.name)
+        for p in topic.partitions:
+            if not authz.permits(ctx, authz.READ, authz.TOPIC, topic.name):
+                errors[(topic.name, p.partition_index)] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif info is None or not 0 <= p.partition_index < len(info.partitions):
+                errors[(topic.name, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    return errors
+
+
+def _member(ctx: RequestContext, request: Any) -> tuple[str, int, str | None]:
+    if ctx.api_version < _MEMBER_FROM:
+        return "", -1, None
+    return request.member_id, request.generation_id, request.group_instance_id
+
+
+def _transaction_error(ctx: RequestContext, request: Any) -> ErrorCode:
+    """KIP-890 verification: the transaction must have added the group's offsets partition."""
+    partition = (OFFSETS_TOPIC, partition_for(request.group_id, ctx.world.config.group.offsets_topic_num_partitions))
+    verdict = txn_common.service(ctx).coordinator.verify_partitions(
+        request.transactional_id, request.producer_id, request.producer_epoch, [partition])[partition]
+    return ErrorCode.INVALID_TXN_STATE if verdict is ErrorCode.TRANSACTION_ABORTABLE else verdict
+
+
+def _group_error(ctx: RequestContext, request: Any) -> ErrorCode:
+    group_id = request.group_id
+    if not owns_group(ctx.world, ctx.broker.node_id, group_id):
+        return ErrorCode.NOT_COORDINATOR
+    error = _transaction_error(ctx, request)
+    if error is not ErrorCode.NONE:
+        return txn_common.for_version(error, ctx.api_version, 3)
+    member_id, generation, instance = _member(ctx, request)
+    if consumer_surface.holds(ctx.world, group_id):
+        try:
+            consumer_surface.consumer_groups(ctx.world).validate_offset_commit(
+                group_id, member_id, generation, ctx.api_version, transactional=True, instance_id=instance)
+        except KafkaError as exc:  # validateTransactionalOffsetCommit: a stale epoch is ILLEGAL_GENERATION
+            return ErrorCode.ILLEGAL_GENERATION if exc.code is ErrorCode.STALE_MEMBER_EPOCH else exc.code
+        return ErrorCode.NONE
+    return service_of(ctx.world).validate_offset_commit(group_id, member_id, generation, instance, ctx.api_version,
+                                                        transactional=True)
+
+
+def _commit_pending(ctx: RequestContext, request: Any, errors: Errors) -> None:
+    offsets = offsets_of(ctx.world)
+    now = ctx.world.now_ms()
+    limit = ctx.world.config.group.offset_metadata_max_bytes
+    for topic in request.topics:
+        for p in topic.partitions:
+            key = (topic.name, p.partition_index)
+            metadata = p.committed_metadata or ""
+            if key in errors:
+                continue
+            if len(metadata) > limit:
+                errors[key] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                continue
+            epoch = getattr(p, "committed_leader_epoch", -1) if ctx.api_version >= 2 else -1
+            offsets.pending.add(request.producer_id, request.group_id, key,
+                                CommittedOffset(p.committed_offset, epoch, metadata, now, None))
+            errors[key] = ErrorCode.NONE
+
+
+def handle(ctx: RequestContext, request: Any) -> Any:
+    if not authz.permits(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, request.transactional_id):
+        return error_response(ctx.api_version, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not authz.permits(ctx, authz.READ, authz.GROUP, request.group_id):
+        return error_response(ctx.api_version, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    errors = _prechecked(ctx, request)
+    wanted = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
+    if any(key not in errors for key in wanted):
+        group_error = _group_error(ctx, request)
+        if group_error is ErrorCode.NONE:
+            _commit_pending(ctx, request, errors)
+        else:
+            errors.update({key: group_error for key in wanted if key not in errors})
+    return _response(ctx.api_version, request, lambda key: errors[key])
+
+
+def _response(api_version: int, request: Any, error_of: Any) -> Any:
+    topics = [_TOPIC(name=t.name, partitions=[_PARTITION(partition_index=p.partition_index,
+                                                         error_code=error_of((t.name, p.partition_index)))
+                                              for p in t.partitions])
+              for t in request.topics]
+    return codec.new_response(API_KEY, api_version, throttle_time_ms=0, topics=topics)
+
+
+def error_response(api_version: int, request: Any, code: ErrorCode) -> Any:
+    """``TxnOffsetCommitRequest.getErrorResponse``: every partition with the error."""
+    return _response(api_version, request, lambda _key: code)

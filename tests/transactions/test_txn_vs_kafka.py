@@ -1,0 +1,38 @@
+"""The raw-protocol transaction scenario (``scenario.py``) gives the same answers on the emulator and on
+real Kafka 4.4.0 and 3.9.2 brokers: init, AddPartitionsToTxn (unknown topics, KIP-890 verification),
+sequences and duplicates, LSO and read_committed fetch with aborted lists, Describe/ListTransactions,
+DescribeProducers, abort/commit and their retries, TxnOffsetCommit (verification, KIP-447 checks,
+pending until commit, RequireStable), fencing by a second InitProducerId with per-version errors."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from rebalance_lab.api import Emulator
+from tests.support.kafka_broker import KafkaBroker
+from tests.transactions import scenario
+
+pytestmark = [pytest.mark.broker]
+
+
+async def _on_emulator(flavor: str) -> scenario.Facts:
+    async with Emulator(flavor=flavor, initial_rebalance_delay_ms=0, port=0) as emu:
+        return await scenario.run(emu.bootstrap_servers)
+
+
+def _compare(emulated: scenario.Facts, real: scenario.Facts) -> None:
+    assert [label for label, _ in emulated] == [label for label, _ in real]
+    differences = [(label, mine, theirs) for (label, mine), (_, theirs) in zip(emulated, real) if mine != theirs]
+    assert differences == []
+
+
+def test_the_transaction_scenario_answers_as_kafka_4_4_0_does(kafka_broker_4: KafkaBroker) -> None:
+    real = asyncio.run(scenario.run(kafka_broker_4.bootstrap))
+    _compare(asyncio.run(_on_emulator("kafka-4")), real)
+
+
+def test_the_transaction_scenario_answers_as_kafka_3_9_2_does(kafka_broker_3: KafkaBroker) -> None:
+    real = asyncio.run(scenario.run(kafka_broker_3.bootstrap))
+    _compare(asyncio.run(_on_emulator("kafka-3")), real)
