@@ -299,6 +299,12 @@ class ClusterMetadata:
                 p.leader_epoch += 1
         self.topics[info.name] = info
 
+    def replace_configs(self, name: str, configs: dict[str, str]) -> None:
+        """A topic's new config overrides (IncrementalAlterConfigs/AlterConfigs, already validated)."""
+        info = self.topics[name]
+        info.configs = dict(configs)
+        self._notify(name, info)
+
     def topic_by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
         return next((t for t in self.topics.values() if t.topic_id == topic_id), None)
 

@@ -32,6 +32,7 @@ HANDLER_MODULES: tuple[str, ...] = (
     "consumer_group_heartbeat", "consumer_group_describe",
     "sasl_handshake", "sasl_authenticate",
     "describe_acls", "create_acls", "delete_acls",
+    "describe_configs", "alter_configs", "incremental_alter_configs",  # the admin surface (issue 18)
 )
 
 

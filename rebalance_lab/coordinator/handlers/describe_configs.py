@@ -1,0 +1,91 @@
+"""DescribeConfigs (32), v1-4, as ``ConfigHelper.describeConfigs`` answers on Kafka 4.4.0 and 3.9.2.
+
+* topic: every topic config with its value, source (TOPIC_CONFIG, DYNAMIC_BROKER_CONFIG, ...,
+  DEFAULT_CONFIG), type (v3+) and, when asked, synonyms (``topic_configs.describe``); unknown ->
+  UNKNOWN_TOPIC_OR_PARTITION, an illegal name -> INVALID_TOPIC_EXCEPTION with ``Topic.validate``'s message;
+* broker "<id>": every broker config (``broker_configs``); "" the cluster-wide dynamic configs;
+  another id -> INVALID_REQUEST;
+* configuration_keys (null or empty: all) filters by name; names that do not exist are left out;
+* documentation (v3+) is null: Kafka's doc strings are not copied (FIDELITY.md);
+* a successful result carries the error message "" (the generated default), as Kafka's does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rebalance_lab.coordinator import broker_configs, topic_configs
+from rebalance_lab.coordinator.cluster import validate_topic_name
+from rebalance_lab.coordinator.config_values import ConfigEntry
+from rebalance_lab.coordinator.handlers import authz
+from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.handlers.config_resources import (
+    AUTHORIZATION_MESSAGES,
+    BROKER,
+    TOPIC,
+    authorization_error,
+    node_id_of,
+)
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode, KafkaError
+
+API_KEY = 32
+_RESPONSE = codec.response_type(API_KEY)
+_RESULT = _RESPONSE.DescribeConfigsResult
+_CONFIG = _RESULT.DescribeConfigsResourceResult
+_SYNONYM = _CONFIG.DescribeConfigsSynonym
+
+
+def _entries(ctx: RequestContext, resource: Any, include_synonyms: bool) -> list[ConfigEntry]:
+    world, name = ctx.world, resource.resource_name
+    brokers = broker_configs.of(world)
+    if resource.resource_type == TOPIC:
+        validate_topic_name(name)
+        info = world.cluster.topics.get(name)
+        if info is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")
+        return topic_configs.describe(info.configs, world.config.flavor, brokers, ctx.broker.node_id,
+                                      include_synonyms)
+    if resource.resource_type == BROKER:
+        if not name:
+            return brokers.describe_cluster_defaults(include_synonyms)
+        node_id = node_id_of(name, ctx.broker.node_id, describe=True)
+        info_ = ctx.broker.info
+        return brokers.describe(node_id, f"{info_.host}:{info_.port}", include_synonyms)
+    raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {resource.resource_type}")
+
+
+def _config(entry: ConfigEntry) -> Any:
+    return _CONFIG(name=entry.name, value=entry.value, read_only=entry.read_only, config_source=entry.source,
+                   is_sensitive=entry.sensitive, config_type=entry.config_type, documentation=None,
+                   synonyms=[_SYNONYM(name=n, value=v, source=s) for n, v, s in entry.synonyms])
+
+
+def _result(ctx: RequestContext, resource: Any, include_synonyms: bool) -> Any:
+    def failed(code: ErrorCode, message: str | None) -> Any:
+        return _RESULT(error_code=code, error_message=message, resource_type=resource.resource_type,
+                       resource_name=resource.resource_name, configs=[])
+
+    refused = authorization_error(ctx, authz.DESCRIBE_CONFIGS, resource.resource_type, resource.resource_name)
+    if refused is not None:
+        return failed(refused, AUTHORIZATION_MESSAGES[refused])
+    try:
+        entries = _entries(ctx, resource, include_synonyms)
+    except KafkaError as exc:
+        return failed(exc.code, str(exc) if exc.code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else "")
+    keys = resource.configuration_keys
+    wanted = [e for e in entries if not keys or e.name in keys]
+    return _RESULT(error_code=ErrorCode.NONE, error_message="", resource_type=resource.resource_type,
+                   resource_name=resource.resource_name, configs=[_config(e) for e in wanted])
+
+
+def handle(ctx: RequestContext, request: Any) -> Any:
+    include_synonyms = bool(getattr(request, "include_synonyms", False))
+    results = [_result(ctx, r, include_synonyms) for r in request.resources]
+    return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, results=results)
+
+
+def error_response(api_version: int, request: Any, code: ErrorCode) -> Any:
+    results = [_RESULT(error_code=code, error_message=None, resource_type=r.resource_type,
+                       resource_name=r.resource_name, configs=[]) for r in request.resources]
+    return codec.new_response(API_KEY, api_version, throttle_time_ms=0, results=results)
