@@ -67,7 +67,7 @@ def make_config(config: EmulatorConfig | None = None, **options: Any) -> Emulato
         options["topics"] = tuple((name, int(count)) for name, count in options["topics"])
     if "racks" in options:
         options["racks"] = tuple(options["racks"])
-    for name in ("sasl_mechanisms", "users"):  # lists are fine too; the config keeps tuples (hashable, frozen)
+    for name in ("sasl_mechanisms", "users", "additional_listeners"):  # lists too; the config keeps tuples
         if name in options:
             options[name] = tuple(options[name])
     group = replace(base.group, **group_options) if group_options else base.group
@@ -179,6 +179,12 @@ class Emulator:
     @property
     def bootstrap_servers(self) -> str:
         return self.server.bootstrap_servers
+
+    def bootstrap_servers_of(self, listener: str) -> str:
+        """The bootstrap address of an additional listener (``additional_listeners=("SASL_SSL:0",)``)."""
+        from rebalance_lab.security.additional import bootstrap_of
+
+        return self._on_loop(lambda: bootstrap_of(self.server.world.services, listener))
 
     @property
     def control_url(self) -> str | None:

@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, NoReturn
 from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.replay.cli import add_replay_parser, run_replay
 from rebalance_lab.security import options as security_options
+from rebalance_lab.security.additional import bootstrap_of
+from rebalance_lab.security.additional import check as security_check
 from rebalance_lab.security.authorizer import authorizer_for
-from rebalance_lab.security.listeners import ListenerSecurity
 
 if TYPE_CHECKING:
     from rebalance_lab.coordinator.server import EmulatorServer
@@ -339,7 +340,7 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
     )
     # a bad ACL file or super user is a usage error (exit 2), before any port is bound
     authorizer_for(config.acl_file, config.super_users, config.allow_everyone_if_no_acl_found)
-    ListenerSecurity.build(config)  # a bad certificate, users file or combination is a usage error (exit 2)
+    security_check(config)  # a bad certificate, users file or combination is a usage error (exit 2)
     return config
 
 
@@ -363,6 +364,10 @@ async def _serve(config: EmulatorConfig) -> None:
     try:
         print(f"rebalance-lab {config.flavor.value} listening; bootstrap servers: {emulator.bootstrap_servers}",
               flush=True)
+        for spec in config.additional_listeners:  # after the first line, which scripts read for the address
+            protocol = spec.partition(":")[0].upper()
+            print(f"{protocol} listener; bootstrap servers: {bootstrap_of(emulator.world.services, protocol)}",
+                  flush=True)
         if control is not None:
             print(f"control endpoint: {control.url}", flush=True)
         await stop.wait()

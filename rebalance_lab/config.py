@@ -137,6 +137,7 @@ class EmulatorConfig:
     ssl_certfile: str | None = None  # PEM certificate chain of the brokers
     ssl_keyfile: str | None = None  # PEM private key (None: in the certfile)
     ssl_cafile: str | None = None  # PEM CA of client certificates: mutual TLS (ssl.client.auth=required)
+    additional_listeners: tuple[str, ...] = ()  # PROTOCOL[:PORT], each also on every broker (security/additional.py)
     # Authorization (security/authorizer.py): Kafka's StandardAuthorizer, on when acl_file is set
     acl_file: str | None = None  # JSON {"acls": [...]} loaded at start (README, "Authorization")
     super_users: tuple[str, ...] = ()  # super.users, principals as "User:NAME"

@@ -45,6 +45,7 @@ from rebalance_lab.coordinator.world import BrokerNode, World
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError, MalformedRequest
 from rebalance_lab.protocol.versions import VersionTable
+from rebalance_lab.security import additional
 from rebalance_lab.security.listeners import ConnectionSecurity, ListenerSecurity
 from rebalance_lab.security.sasl import Step
 
@@ -117,6 +118,7 @@ class EmulatorServer:
         self._codec_pool: ThreadPoolExecutor | None = None  # started by the first big frame
         self._collector = CollectorHold()
         self._security = ListenerSecurity.build(self.config)  # TLS and SASL of the listener (security/)
+        self._additional = additional.additional_listeners(self.config)  # more listeners, same brokers
         self._sessions: dict[int, ConnectionSecurity] = {}
 
     # -- lifecycle -----------------------------------------------------------------
@@ -134,6 +136,7 @@ class EmulatorServer:
     async def start(self) -> EmulatorServer:
         self._loop = asyncio.get_running_loop()
         sockets = self._bind_all()
+        extra = additional.bind(self._additional, self.config.host, self.config.brokers, _bind, sockets)
         brokers = [BrokerInfo(i, *self._advertised(i, s), self._rack(i)) for i, s in enumerate(sockets)]
         world = World(self.config, brokers, self._clock)
         world.versions = VersionTable.build(self._handlers, self.config.api_versions)
@@ -152,6 +155,12 @@ class EmulatorServer:
                 self._client_handler(node), sock=sock, ssl=self._security.ssl_context
             )
             self._servers.append(server)
+        for security, extra_sockets in extra:
+            for broker, sock in zip(brokers, extra_sockets, strict=True):
+                handler = self._client_handler(world.nodes[broker.node_id], security)
+                self._servers.append(await asyncio.start_server(handler, sock=sock, ssl=security.ssl_context))
+        if extra:
+            world.services[additional.ADDRESSES] = additional.addresses(extra, brokers)
         self._arm_timer()
         self._schedule_idle_sweep()
         return self
@@ -285,15 +294,17 @@ class EmulatorServer:
     # -- connections -----------------------------------------------------------------
 
     def _client_handler(
-        self, node: BrokerNode
+        self, node: BrokerNode, security: ListenerSecurity | None = None
     ) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any]:
+        listener = security or self._security
+
         async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
             cid = next(self._connection_ids)
             task = asyncio.current_task()
             assert task is not None
             self._connections[cid] = (task, writer)
             self._idle.touch(cid)
-            self._sessions[cid] = self._security.session(
+            self._sessions[cid] = listener.session(
                 writer.get_extra_info("ssl_object"), self.world.versions, error_response
             )
             try:

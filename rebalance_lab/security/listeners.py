@@ -67,6 +67,8 @@ class SecurityOptions(Protocol):
     def ssl_keyfile(self) -> str | None: ...
     @property
     def ssl_cafile(self) -> str | None: ...
+    @property
+    def additional_listeners(self) -> tuple[str, ...]: ...  # PROTOCOL[:PORT] (security/additional.py)
 
 
 class ConnectionSecurity:
@@ -113,9 +115,12 @@ class ListenerSecurity:
     ssl_context: ssl.SSLContext | None
 
     @classmethod
-    def build(cls, options: SecurityOptions) -> ListenerSecurity:
-        protocol = _protocol(options.listener)
-        mechanisms = _mechanisms(protocol, options.sasl_mechanisms)
+    def build(cls, options: SecurityOptions, listener: str | None = None) -> ListenerSecurity:
+        """The main listener, or ``listener`` (an additional one) sharing the same users and TLS files."""
+        protocol = _protocol(listener or options.listener)
+        others = [_protocol(spec.partition(":")[0]) for spec in options.additional_listeners]
+        everyone = [_protocol(options.listener), *others]
+        mechanisms = _mechanisms(protocol, options.sasl_mechanisms, any(p.sasl for p in everyone))
         users = UserStore.build(_users(options), mechanisms)
         if protocol.sasl and not users.passwords:
             raise ListenerConfigError(f"the {protocol} listener needs at least one --user or --users-file")
@@ -124,7 +129,7 @@ class ListenerSecurity:
             if not options.ssl_certfile:
                 raise ListenerConfigError(f"the {protocol} listener needs --ssl-certfile (and --ssl-keyfile)")
             context = server_context(options.ssl_certfile, options.ssl_keyfile, options.ssl_cafile)
-        elif options.ssl_certfile or options.ssl_cafile:
+        elif (options.ssl_certfile or options.ssl_cafile) and not any(p.tls for p in everyone):
             raise ListenerConfigError(f"--ssl-* options need an SSL or SASL_SSL listener, not {protocol}")
         return cls(protocol, mechanisms, users, context)
 
@@ -144,13 +149,15 @@ def _protocol(name: str) -> SecurityProtocol:
         raise ListenerConfigError(f"unknown listener {name!r}; known: {known}") from None
 
 
-def _mechanisms(protocol: SecurityProtocol, asked: Sequence[str]) -> tuple[str, ...]:
+def _mechanisms(protocol: SecurityProtocol, asked: Sequence[str], any_sasl: bool) -> tuple[str, ...]:
     unknown = [m for m in asked if m.upper() not in MECHANISMS]
     if unknown:
         raise ListenerConfigError(f"unknown SASL mechanism {unknown[0]!r}; known: {', '.join(MECHANISMS)}")
-    if asked and not protocol.sasl:
+    if asked and not any_sasl:
         raise ListenerConfigError(f"--sasl-mechanism needs a SASL_PLAINTEXT or SASL_SSL listener, not {protocol}")
-    if protocol.sasl and not asked:
+    if not protocol.sasl:
+        return ()
+    if not asked:
         return ("PLAIN",)  # Kafka's sasl.enabled.mechanisms default is GSSAPI, which is not offered here
     # SaslServerAuthenticator lists them as new ArrayList<>(new HashSet<>(sasl.enabled.mechanisms)): Java's
     # HashSet order, not the configured one (PLAIN, SCRAM-SHA-512, SCRAM-SHA-256 on a real 4.4.0 broker)

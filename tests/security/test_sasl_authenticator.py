@@ -169,6 +169,7 @@ class _Options:
     ssl_certfile = None
     ssl_keyfile = None
     ssl_cafile = None
+    additional_listeners: tuple[str, ...] = ()
 
 
 def test_listener_options_that_do_not_fit_together_are_refused_with_a_reason() -> None:

@@ -306,6 +306,6 @@ def _response(ctx: RequestContext, error: ErrorCode, session_id: int, keys: list
         topics[-1].partitions.append(_partition(ctx, index, read, committed))
         if read.leader is not None and read.error in _LEADER_HINT_ERRORS and read.leader.leader_id >= 0:
             leaders.add(read.leader.leader_id)
-    endpoints = node_endpoints(_ENDPOINT, ctx.world, leaders) if ctx.api_version >= 16 else []
+    endpoints = node_endpoints(_ENDPOINT, ctx.world, leaders, ctx.listener) if ctx.api_version >= 16 else []
     return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, error_code=error,
                               session_id=session_id, responses=topics, node_endpoints=endpoints)

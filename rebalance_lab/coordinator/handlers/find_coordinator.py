@@ -9,6 +9,7 @@ from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.routing import coordinator_for
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
+from rebalance_lab.security.additional import advertised
 
 API_KEY = 10
 _GROUP, _TRANSACTION, _SHARE = 0, 1, 2
@@ -38,7 +39,8 @@ def _locate(ctx: RequestContext, key: str, key_type: int) -> tuple[ErrorCode, in
     node = None if coordinator is None else ctx.world.nodes.get(coordinator.node_id)
     if node is None or not node.up:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, "", -1
-    return ErrorCode.NONE, node.info.node_id, node.info.host, node.info.port
+    info = advertised(ctx.world.services, ctx.listener, node.info)  # the address on the request's listener
+    return ErrorCode.NONE, info.node_id, info.host, info.port
 
 
 def handle(ctx: RequestContext, request: Any) -> Any:

@@ -42,6 +42,7 @@ from rebalance_lab.coordinator.world import World
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 from rebalance_lab.security.acls import CLUSTER_NAME
+from rebalance_lab.security.additional import advertised
 
 API_KEY = 3
 _RESPONSE = codec.response_type(API_KEY)
@@ -195,8 +196,9 @@ def handle(ctx: RequestContext, request: Any) -> Any:
 def _response(ctx: RequestContext, request: Any, topics: list[Any]) -> Any:
     world, live = ctx.world, _live_ids(ctx.world)
     brokers = [
-        _BROKER(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)
-        for b in world.cluster.live_brokers() if b.node_id in live
+        _BROKER(node_id=b.node_id, host=b.host, port=b.port, rack=b.rack)  # the address on the request's listener
+        for b in (advertised(world.services, ctx.listener, info) for info in world.cluster.live_brokers())
+        if b.node_id in live
     ]
     cluster_ops = bool(getattr(request, "include_cluster_authorized_operations", False))
     return codec.new_response(

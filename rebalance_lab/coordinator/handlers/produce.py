@@ -170,7 +170,7 @@ def handle(ctx: RequestContext, request: Any) -> Any:
                              partition_responses=partitions))
     if request.acks == 0:
         return None
-    endpoints = node_endpoints(_ENDPOINT, ctx.world, leaders) if ctx.api_version >= 10 else []
+    endpoints = node_endpoints(_ENDPOINT, ctx.world, leaders, ctx.listener) if ctx.api_version >= 10 else []
     return codec.new_response(API_KEY, ctx.api_version, responses=topics, throttle_time_ms=0,
                               node_endpoints=endpoints)
 
