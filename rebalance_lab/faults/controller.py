@@ -82,6 +82,7 @@ class FaultController:
         self.plan = FaultPlan()
         self._close = close_connections
         self._connections: dict[int, tuple[str, int]] = {}  # connection id -> (client id, broker id)
+        self._prune_at = 1_024  # forget closed connections when the map reaches this size (issue 17, defect 6)
         self._loading_until: int | None = None
         self._start = world.now_ms()
         self._narrate_to = narrate_to
@@ -102,6 +103,8 @@ class FaultController:
 
     async def serve(self, ctx: RequestContext, request: Any, dispatch: Callable[[], Awaitable[Any]]) -> Any:
         self._connections[ctx.connection_id] = (ctx.client_id, ctx.broker.node_id)
+        if len(self._connections) >= self._prune_at:
+            self._forget_closed_connections()
         self.requests[ctx.broker.node_id, codec.API_NAMES.get(ctx.api_key, str(ctx.api_key))] += 1
         info = request_info(ctx, request)
         verdict = self.plan.decide(info)
@@ -117,6 +120,26 @@ class FaultController:
         if verdict.throttle_ms and _set_throttle(body, ctx.api_key, ctx.api_version, verdict.throttle_ms):
             await asyncio.sleep(verdict.throttle_ms / 1000)  # as a pre-KIP-219 broker: the answer waits
         return body
+
+    @property
+    def tracked_connections(self) -> int:
+        """How many connections the controller remembers (open ones, and closed ones not yet forgotten)."""
+        return len(self._connections)
+
+    def _forget_closed_connections(self) -> None:
+        """Keep only the connections still open, so a churn of clients does not grow the map forever.
+
+        The server names its open connections to a close predicate (which here closes none); the next
+        prune waits until the map has doubled, so the cost per request stays constant."""
+        live: set[int] = set()
+
+        def note(cid: int) -> bool:
+            live.add(cid)
+            return False  # close nothing
+
+        self._close(note)
+        self._connections = {cid: entry for cid, entry in self._connections.items() if cid in live}
+        self._prune_at = max(1_024, 2 * len(self._connections))
 
     # -- request faults -----------------------------------------------------------------------
 

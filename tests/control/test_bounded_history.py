@@ -44,6 +44,16 @@ def test_the_total_cap_drops_the_oldest_entry_of_any_group_and_forgets_groups_le
     assert summary["dropped_of_forgotten_groups"] == 2 and summary["dropped_by_group"] == {}
 
 
+def test_entries_a_group_dropped_by_its_own_cap_do_not_count_against_the_total() -> None:
+    store = BoundedHistory(per_group=3, total=10)
+    for n in range(5):
+        store.append("quiet", {"n": n})
+    for n in range(1_000):
+        store.append("busy", {"n": n})
+    assert [e["n"] for e in store.entries("quiet")] == [2, 3, 4] and len(store.entries("busy")) == 3
+    assert store.summary()["retained"] == 6
+
+
 def test_a_stream_of_new_group_ids_keeps_the_store_within_its_total_cap() -> None:
     store = BoundedHistory(per_group=2, total=50)
     for n in range(20_000):
