@@ -221,6 +221,8 @@ class Canary:
                     self._mark_stable(name)
                     continue
                 await self._pause()
+                if self._stopping.is_set():  # a last heartbeat could see another canary member's leave as a rebalance
+                    break
                 hb = await self._beat(conn, HEARTBEAT, 3, group_id=group, generation_id=generation,
                                       member_id=member_id, group_instance_id=None)
                 generation = self._classic_verdict(name, hb.error_code, generation)
