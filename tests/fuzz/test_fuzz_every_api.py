@@ -14,7 +14,7 @@ the same connection. Checked throughout:
 
 The run is bounded by time (``FUZZ_SECONDS``, 30 s by default) and fully determined by its seed
 (``FUZZ_SEED``, printed; set it to replay or to explore longer locally). A failure prints the seed,
-the API, version and the mutated bytes.
+the API, version and the mutated bytes; ``FUZZ_RECORD=FILE`` also records the emulator's events.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ import pytest
 from rebalance_lab.config import EmulatorConfig, GroupConfig
 from rebalance_lab.coordinator.handlers import load_handlers
 from rebalance_lab.coordinator.server import EmulatorServer
+from rebalance_lab.emulator import observer_hooks
 from rebalance_lab.protocol import codec
 from tests.support import bad_batches
 from tests.support.canary import Canary
@@ -285,8 +286,10 @@ async def test_fuzzed_requests_to_every_api_and_version_never_crash_a_handler_or
         crash_log: CrashLog) -> None:
     print(f"\nfuzz seed {SEED} (FUZZ_SEED to replay), {SECONDS:.0f} s (FUZZ_SECONDS)")
     corpus = seeds()
-    config = EmulatorConfig(port=0, group=GroupConfig(initial_rebalance_delay_ms=0), seed=SEED)
-    async with EmulatorServer(config) as server:
+    config = EmulatorConfig(port=0, group=GroupConfig(initial_rebalance_delay_ms=0), seed=SEED,
+                            record_path=os.environ.get("FUZZ_RECORD"))  # a recording of the run, to debug a failure
+    hooks, recordings = observer_hooks(config)
+    async with EmulatorServer(config, world_hooks=tuple(hooks)) as server:
         host, port = server.bootstrap_servers.split(",")[0].rsplit(":", 1)
         async with Canary(server.bootstrap_servers) as canary:
             deadline = time.monotonic() + SECONDS
@@ -295,6 +298,8 @@ async def test_fuzzed_requests_to_every_api_and_version_never_crash_a_handler_or
                        for i in range(3)]
             await asyncio.gather(*workers)
             await _still_serving(host, int(port))
+    for recording in recordings:
+        recording.close()
     print(f"fuzz: {tally.sent} requests over {len(corpus)} seeds ({len({(s.api_key, s.version) for s in corpus})} "
           f"API versions); outcomes {dict(tally.outcomes)}; canary {canary.report.summary()}")
     assert not tally.failures, f"seed {SEED}: {tally.failures[0]}"
