@@ -202,7 +202,10 @@ def record_timestamps(header: BatchHeader, raw: bytes) -> list[tuple[int, int]] 
             return None
     elif header.compression != COMPRESSION_NONE:
         return None
-    return list(_iter_record_times(header, body))
+    try:
+        return list(_iter_record_times(header, body))
+    except IndexError:  # records that do not parse (Produce refuses them; a batch from elsewhere may have them)
+        return None
 
 
 def _iter_record_times(header: BatchHeader, body: bytes) -> Iterator[tuple[int, int]]:

@@ -123,3 +123,9 @@ async def test_a_log_append_time_topic_does_not_check_timestamps() -> None:
         index=0, records=bad_batches.future_batch(NOW, 10 * 3_600_000))])]
     response = await call(world, PRODUCE, 11, transactional_id=None, acks=-1, timeout_ms=1000, topic_data=data)
     assert response.responses[0].partition_responses[0].error_code == ErrorCode.NONE
+
+
+def test_timestamps_of_a_batch_whose_records_do_not_parse_fall_back_to_the_batch() -> None:
+    # Produce no longer stores such a batch, but a log may hold one from elsewhere: a lookup must not crash.
+    raw = CASES["2^31-1 records claimed, one sent"].data
+    assert record_batch.record_timestamps(record_batch.parse_header(raw), raw) is None
