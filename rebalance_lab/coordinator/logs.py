@@ -134,6 +134,19 @@ class PartitionLog:
                 f"in the range {self.log_start_offset} to {self.log_end_offset}.",
             )
 
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: raise the log start offset to ``offset`` (-1: the high watermark) and return it.
+
+        As ``Partition.deleteRecordsOnLeader`` and ``UnifiedLog.maybeIncrementLogStartOffset``: below 0 or
+        above the high watermark is OFFSET_OUT_OF_RANGE; the start never moves back. Batches stay stored
+        (Kafka deletes only whole segments); reads below the start are refused by :meth:`check_offset`.
+        """
+        wanted = self.high_watermark if offset == -1 else offset
+        if wanted < 0 or wanted > self.high_watermark:
+            raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE, f"Cannot increment the log start offset to {wanted}")
+        self.log_start_offset = max(self.log_start_offset, wanted)
+        return self.log_start_offset
+
     def read(self, offset: int, max_bytes: int, min_one_batch: bool, upper: int | None = None) -> bytes:
         """Whole batches from the one containing ``offset``, up to ``max_bytes``.
 
@@ -172,7 +185,7 @@ class PartitionLog:
         visible = [b for b in self.batches if b.last_offset < limit and b.last_offset >= self.log_start_offset]
         if timestamp == MAX_TIMESTAMP:
             return _max_timestamp(visible)
-        return _first_at_or_after(visible, timestamp)
+        return _first_at_or_after(visible, timestamp, self.log_start_offset)
 
     def _epoch_at(self, offset: int) -> int:
         index = bisect.bisect_left(self._last_offsets, offset)
@@ -210,16 +223,17 @@ def _max_timestamp(batches: list[StoredBatch]) -> TimestampAndOffset | None:
     return TimestampAndOffset(best.max_timestamp, offset, best.leader_epoch)
 
 
-def _first_at_or_after(batches: list[StoredBatch], timestamp: int) -> TimestampAndOffset | None:
-    # LogSegment.findOffsetByTimestamp: the first batch whose max >= target, then its first record >= target.
+def _first_at_or_after(batches: list[StoredBatch], timestamp: int, start: int = 0) -> TimestampAndOffset | None:
+    # LogSegment.findOffsetByTimestamp: the first batch whose max >= target, then its first record >= target
+    # at or after the log start offset (the startingOffset UnifiedLog passes).
     for batch in batches:
         if batch.max_timestamp < timestamp:
             continue
         times = record_batch.record_timestamps(batch.header, batch.data)
         if times is None:
-            return TimestampAndOffset(batch.max_timestamp, batch.base_offset, batch.leader_epoch)
+            return TimestampAndOffset(batch.max_timestamp, max(batch.base_offset, start), batch.leader_epoch)
         for offset, ts in times:
-            if ts >= timestamp:
+            if ts >= timestamp and offset >= start:
                 return TimestampAndOffset(ts, offset, batch.leader_epoch)
     return None
 

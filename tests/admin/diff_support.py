@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -13,8 +14,9 @@ from tests.integration.wire import RawConnection
 from tests.support.kafka_broker import KafkaBroker
 
 Scenario = Callable[[RawConnection, str], Awaitable[list[Any]]]
-CREATE_TOPICS = 19
+CREATE_TOPICS, METADATA = 19, 3
 _CT = codec.request_type(CREATE_TOPICS)
+METADATA_TOPIC = codec.request_type(METADATA).MetadataRequestTopic
 
 
 async def connect(host_port: str) -> RawConnection:
@@ -47,7 +49,13 @@ async def create_topic(conn: RawConnection, name: str, partitions: int = 1,
                                         for k, v in (configs or {}).items()])
     response = await conn.request(CREATE_TOPICS, 5, topics=[topic], timeout_ms=30_000, validate_only=False)
     assert response.topics[0].error_code == 0, response.topics[0]
-    return response
+    for _ in range(100):  # a real broker learns of the new topic (and its leaders) a moment later
+        metadata = await conn.request(METADATA, 1, topics=[METADATA_TOPIC(name=name)])
+        known = metadata.topics[0]
+        if known.error_code == 0 and all(p.leader_id >= 0 for p in known.partitions):
+            return response
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{name} never got its leaders")
 
 
 def assert_same(ours: list[Any], theirs: list[Any]) -> None:

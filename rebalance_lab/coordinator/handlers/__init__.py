@@ -33,6 +33,7 @@ HANDLER_MODULES: tuple[str, ...] = (
     "sasl_handshake", "sasl_authenticate",
     "describe_acls", "create_acls", "delete_acls",
     "describe_configs", "alter_configs", "incremental_alter_configs",  # the admin surface (issue 18)
+    "delete_records", "describe_cluster", "describe_topic_partitions",
 )
 
 
