@@ -24,7 +24,8 @@ async def _on_emulator(flavor: str) -> scenario.Facts:
 
 def _compare(emulated: scenario.Facts, real: scenario.Facts) -> None:
     assert [label for label, _ in emulated] == [label for label, _ in real]
-    differences = [(label, mine, theirs) for (label, mine), (_, theirs) in zip(emulated, real) if mine != theirs]
+    differences = [(label, mine, theirs) for (label, mine), (_, theirs) in zip(emulated, real, strict=True)
+                   if mine != theirs]
     assert differences == []
 
 

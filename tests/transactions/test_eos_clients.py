@@ -1,0 +1,146 @@
+"""Real clients run consume-transform-produce with exactly-once against the emulator.
+
+Each client reads an input topic in a consumer group, writes a transformed record per input record and
+commits its consumer offsets inside the same transaction (``send_offsets_to_transaction``). One
+transaction is aborted first. Then a read_committed consumer of the output sees every transformed
+record exactly once and none of the aborted ones, a read_uncommitted consumer sees the aborted ones
+too, and the group's committed offset is the end of the input.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rebalance_lab.api import Emulator
+from tests.support import kafka_tools
+
+pytestmark = pytest.mark.clients
+
+RECORDS = 20
+JAVA_PROGRAM = Path(__file__).resolve().parent / "java" / "EosTransform.java"
+DEADLINE_S = 60.0
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[Emulator]:
+    with Emulator(initial_rebalance_delay_ms=0, port=0) as emu:
+        yield emu
+
+
+def _names() -> tuple[str, str, str, str]:
+    tag = uuid.uuid4().hex[:8]
+    return f"in-{tag}", f"out-{tag}", f"group-{tag}", f"txn-{tag}"
+
+
+def _fill_input(bootstrap: str, topic: str, sink: str) -> None:
+    from confluent_kafka import Producer
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    for future in admin.create_topics([NewTopic(topic, 2, 1), NewTopic(sink, 2, 1)]).values():
+        future.result(10)
+    producer = Producer({"bootstrap.servers": bootstrap})
+    for i in range(RECORDS):
+        producer.produce(topic, key=str(i).encode(), value=f"in-{i}".encode())
+    assert producer.flush(10) == 0
+
+
+def _read_output(bootstrap: str, topic: str, isolation: str) -> list[bytes]:
+    from confluent_kafka import Consumer, KafkaError, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"reader-{uuid.uuid4().hex[:6]}",
+                         "isolation.level": isolation, "enable.auto.commit": False,
+                         "enable.partition.eof": True})
+    partitions = [TopicPartition(topic, p, 0) for p in range(2)]
+    consumer.assign(partitions)
+    values, at_end = [], set()
+    try:
+        while len(at_end) < len(partitions):
+            message = consumer.poll(5.0)
+            assert message is not None, "no end of partition reached"
+            if message.error():
+                assert message.error().code() == KafkaError._PARTITION_EOF, message.error()
+                at_end.add(message.partition())
+                continue
+            values.append(message.value())
+    finally:
+        consumer.close()
+    return values
+
+
+def _confluent_transform(bootstrap: str, source: str, sink: str, group: str, txn_id: str) -> None:
+    from confluent_kafka import Consumer, Producer
+
+    producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": txn_id})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for i in range(5):
+        producer.produce(sink, key=b"x", value=f"aborted-{i}".encode())
+    producer.flush(10)
+    producer.abort_transaction(30)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group, "enable.auto.commit": False,
+                         "auto.offset.reset": "earliest", "isolation.level": "read_committed"})
+    consumer.subscribe([source])
+    done = 0
+    try:
+        while done < RECORDS:
+            messages = consumer.consume(5, 5.0)
+            if not messages:
+                continue
+            producer.begin_transaction()
+            for message in messages:
+                assert not message.error(), message.error()
+                producer.produce(sink, key=message.key(), value=message.value().replace(b"in-", b"out-"))
+            producer.send_offsets_to_transaction(consumer.position(consumer.assignment()),
+                                                 consumer.consumer_group_metadata(), 30)
+            producer.commit_transaction(30)
+            done += len(messages)
+    finally:
+        consumer.close()
+
+
+def _committed(bootstrap: str, source: str, group: str) -> int:
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": group})
+    try:
+        found = consumer.committed([TopicPartition(source, p) for p in range(2)], 10)
+    finally:
+        consumer.close()
+    return sum(max(tp.offset, 0) for tp in found)
+
+
+def test_confluent_kafka_consume_transform_produce_is_exactly_once(emulator: Emulator) -> None:
+    source, sink, group, txn_id = _names()
+    _fill_input(emulator.bootstrap_servers, source, sink)
+    _confluent_transform(emulator.bootstrap_servers, source, sink, group, txn_id)
+    committed = _read_output(emulator.bootstrap_servers, sink, "read_committed")
+    assert sorted(committed) == sorted(f"out-{i}".encode() for i in range(RECORDS))
+    uncommitted = _read_output(emulator.bootstrap_servers, sink, "read_uncommitted")
+    assert sorted(v for v in uncommitted if v.startswith(b"aborted")) == [f"aborted-{i}".encode() for i in range(5)]
+    assert _committed(emulator.bootstrap_servers, source, group) == RECORDS
+
+
+def _java_transform(bootstrap: str, source: str, sink: str, group: str, txn_id: str) -> None:
+    """The Java client (kafka-clients 4.4.0, from the kafka-tools Maven project's classpath)."""
+    command = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-cp", kafka_tools.classpath(), str(JAVA_PROGRAM),
+               bootstrap, source, sink, group, txn_id, str(RECORDS)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert f"transformed {RECORDS}" in done.stdout
+
+
+def test_the_java_client_consume_transform_produce_is_exactly_once(emulator: Emulator) -> None:
+    source, sink, group, txn_id = _names()
+    _fill_input(emulator.bootstrap_servers, source, sink)
+    _java_transform(emulator.bootstrap_servers, source, sink, group, txn_id)
+    committed = _read_output(emulator.bootstrap_servers, sink, "read_committed")
+    assert sorted(committed) == sorted(f"out-{i}".encode() for i in range(RECORDS))
+    uncommitted = _read_output(emulator.bootstrap_servers, sink, "read_uncommitted")
+    assert sorted(v for v in uncommitted if v.startswith(b"aborted")) == [f"aborted-{i}".encode() for i in range(5)]
+    assert _committed(emulator.bootstrap_servers, source, group) == RECORDS
