@@ -60,10 +60,6 @@ class RecordErrors(AnsweredError):
         self.errors = errors
 
 
-class _Truncated(Exception):
-    """A read ran past the end of the batch (Java's ``BufferUnderflowException``)."""
-
-
 class _TooLong(Exception):
     """A varint over 5 bytes or a varlong over 10 (``ByteUtils.illegalVarintException``)."""
 
@@ -72,40 +68,27 @@ def _invalid(message: str) -> KafkaError:
     return KafkaError(ErrorCode.INVALID_RECORD, message)
 
 
-class _Reader:
-    """A cursor over the records region, reading Kafka's zig-zag varints (``ByteUtils``)."""
-
-    __slots__ = ("at", "data")
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.at = 0
-
-    def varint(self, max_bytes: int = 5) -> int:
-        """A zig-zag varint of at most ``max_bytes`` (5, or 10 for a varlong), as Java's int or long."""
-        data, at, value, shift = self.data, self.at, 0, 0
-        for _ in range(max_bytes):
-            if at >= len(data):
-                raise _Truncated
-            byte = data[at]
-            at += 1
-            value |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                self.at = at
-                value &= _INT_MASK if max_bytes == 5 else _LONG_MASK  # the bits Java's int or long keeps
-                return (value >> 1) ^ -(value & 1)
-            shift += 7
-        raise _TooLong
-
-    def skip(self, count: int) -> None:
-        if count < 0 or self.at + count > len(self.data):
-            raise _Truncated
-        self.at += count
+def _varint(data: bytes, at: int, max_bytes: int = 5) -> tuple[int, int]:
+    """A zig-zag varint of at most ``max_bytes`` (5, or 10 for a varlong) at ``at``, as Java's int or long
+    (``ByteUtils.readVarint``), and the position after it. Reading past the end raises IndexError."""
+    byte = data[at]
+    if byte < 0x80:  # the common one-byte case
+        return (byte >> 1) ^ -(byte & 1), at + 1
+    value, shift = byte & 0x7F, 7
+    for _ in range(max_bytes - 1):
+        at += 1
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            value &= _INT_MASK if max_bytes == 5 else _LONG_MASK  # the bits Java's int or long keeps
+            return (value >> 1) ^ -(value & 1), at + 1
+        shift += 7
+    raise _TooLong
 
 
-def _read_size(reader: _Reader, compressed: bool) -> int:
+def _read_size(data: bytes, at: int, compressed: bool) -> tuple[int, int]:
     try:
-        return reader.varint()
+        return _varint(data, at)
     except _TooLong:
         if compressed:  # the stream reader wraps it: InvalidRecordException
             raise _invalid("Found invalid record structure") from None
@@ -114,45 +97,43 @@ def _read_size(reader: _Reader, compressed: bool) -> int:
         raise KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR, "Varint is too long") from None
 
 
-def _read_record(reader: _Reader, compressed: bool) -> tuple[int, int]:
-    """``DefaultRecord.readFrom``: one record, checked against its own size prefix.
+def _read_record(data: bytes, at: int, compressed: bool) -> tuple[int, int, int]:
+    """``DefaultRecord.readFrom``: one record at ``at``, checked against its own size prefix.
 
-    Returns (offset delta, timestamp delta).
+    Returns the position after it, its offset delta and its timestamp delta. A read past the end of
+    the records raises IndexError (a skipped key or value may point past it; the next read finds out).
     """
-    size = _read_size(reader, compressed)
-    start = reader.at
-    if len(reader.data) - start < size:
+    size, at = _read_size(data, at, compressed)
+    start = at
+    if len(data) - start < size:
         raise _invalid(f"Invalid record size: expected {size} bytes in record payload, "
-                       f"but the batch has only {len(reader.data) - start}")
+                       f"but the batch has only {len(data) - start}")
     try:
-        reader.skip(1)  # attributes
-        timestamp_delta = reader.varint(10)  # a varlong
-        offset_delta = reader.varint()
-        for _ in range(2):  # key, value: a negative length is null
-            length = reader.varint()
-            if length > 0:
-                reader.skip(length)
-        _read_headers(reader)
+        timestamp_delta, at = _varint(data, at + 1, 10)  # after the attributes byte; a varlong
+        offset_delta, at = _varint(data, at)
+        key_length, at = _varint(data, at)  # key, value: a negative length is null
+        at += max(key_length, 0)
+        value_length, at = _varint(data, at)
+        at = _read_headers(data, at + max(value_length, 0))
     except _TooLong:
         raise _invalid("Found invalid record structure") from None
-    if reader.at - start != size:
+    if at - start != size:
         raise _invalid(f"Invalid record size: expected to read {size} bytes in record payload, "
-                       f"but instead read {reader.at - start}")
-    return offset_delta, timestamp_delta
+                       f"but instead read {at - start}")
+    return at, offset_delta, timestamp_delta
 
 
-def _read_headers(reader: _Reader) -> None:
-    count = reader.varint()
+def _read_headers(data: bytes, at: int) -> int:
+    count, at = _varint(data, at)
     if count < 0:
         raise _invalid(f"Found invalid number of record headers {count}")
     for _ in range(count):  # each header takes at least two bytes, so a huge count runs out of data
-        key_length = reader.varint()
+        key_length, at = _varint(data, at)
         if key_length < 0:
             raise _invalid(f"Invalid negative header key size {key_length}")
-        reader.skip(key_length)
-        value_length = reader.varint()
-        if value_length > 0:
-            reader.skip(value_length)
+        value_length, at = _varint(data, at + key_length)
+        at += max(value_length, 0)
+    return at
 
 
 def _records_region(header: BatchHeader, raw: bytes) -> bytes | None:
@@ -179,17 +160,17 @@ def validate_records(header: BatchHeader, raw: bytes) -> list[tuple[int, int]] |
     region = _records_region(header, raw)
     if region is None:
         return None
-    reader = _Reader(region)
     compressed = header.compression != COMPRESSION_NONE
     records: list[tuple[int, int]] = []
+    at = 0
     try:
         for _ in range(max(header.record_count, 0)):
-            if reader.at >= len(region):
-                raise _Truncated  # fewer records than the count claims: bounded by the data, not the count
-            records.append(_read_record(reader, compressed))
-    except _Truncated:
+            # fewer records than the count claims runs out of data: bounded by the data, not the count
+            at, offset_delta, timestamp_delta = _read_record(region, at, compressed)
+            records.append((offset_delta, timestamp_delta))
+    except IndexError:  # Java's BufferUnderflowException
         raise _invalid("Found invalid record structure") from None
-    if reader.at != len(region):
+    if at != len(region):
         raise _invalid("Incorrect declared batch size, records still remaining in file")
     return records
 
