@@ -32,16 +32,9 @@ from rebalance_lab.security.acls import (
     load_acl_file,
 )
 
+_LITERAL, _PREFIXED = int(PatternType.LITERAL), int(PatternType.PREFIXED)
 _IMPLIES_DESCRIBE = frozenset({Operation.DESCRIBE, Operation.READ, Operation.WRITE, Operation.DELETE, Operation.ALTER})
 _IMPLIES_DESCRIBE_CONFIGS = frozenset({Operation.DESCRIBE_CONFIGS, Operation.ALTER_CONFIGS})
-
-
-def _covers_resource(acl: Acl, resource_type: ResourceType, name: str) -> bool:
-    if acl.resource_type != resource_type:
-        return False
-    if acl.pattern_type == PatternType.LITERAL:
-        return acl.resource_name in (name, WILDCARD)
-    return acl.pattern_type == PatternType.PREFIXED and name.startswith(acl.resource_name)
 
 
 def _covers_operation(acl: Acl, operation: Operation) -> bool:
@@ -64,9 +57,15 @@ class StandardAuthorizer:
 
     def __init__(self, acls: Iterable[Acl] = (), super_users: Iterable[str] = (),
                  allow_everyone_if_no_acl_found: bool = False) -> None:
-        self._acls: dict[Acl, None] = dict.fromkeys(acls)  # insertion-ordered set
+        self._acls: dict[Acl, None] = {}  # insertion-ordered set (DescribeAcls order)
+        # (resource type, pattern type, name) -> bindings: a check looks up its name, "*" and each prefix of the
+        # name instead of scanning every binding (Kafka keeps a sorted set for the same reason)
+        self._index: dict[tuple[int, int, str], list[Acl]] = {}
+        self._prefixed: dict[int, int] = {}  # resource type -> PREFIXED bindings (0: skip the prefix lookups)
         self.super_users = frozenset(super_users)
         self.allow_everyone_if_no_acl_found = allow_everyone_if_no_acl_found
+        for acl in acls:
+            self.create(acl)
 
     @property
     def acls(self) -> list[Acl]:
@@ -79,9 +78,7 @@ class StandardAuthorizer:
         principals = (principal, WILDCARD_PRINCIPAL)
         address = client_address(host)
         found_resource_acls = allowed = False
-        for acl in self._acls:
-            if not _covers_resource(acl, resource_type, name):
-                continue
+        for acl in self._covering(resource_type, name):
             found_resource_acls = True
             if acl.principal not in principals or acl.host not in (WILDCARD, address):
                 continue
@@ -120,16 +117,41 @@ class StandardAuthorizer:
                 bits |= 1 << int(operation)
         return bits
 
+    def _covering(self, resource_type: ResourceType, name: str) -> list[Acl]:
+        """The bindings whose pattern covers the resource: LITERAL name, LITERAL ``*``, PREFIXED prefixes."""
+        kind, get = int(resource_type), self._index.get  # plain ints: an IntEnum in a key hashes slowly
+        found = list(get((kind, _LITERAL, name), ()))
+        if name != WILDCARD:
+            found += get((kind, _LITERAL, WILDCARD), ())
+        if self._prefixed.get(kind):
+            for end in range(1, len(name) + 1):
+                found += get((kind, _PREFIXED, name[:end]), ())
+        return found
+
     def create(self, acl: Acl) -> None:
         """Add a binding (call :meth:`Acl.validate` first); adding one that exists is a success, as in Kafka."""
-        self._acls.setdefault(acl, None)
+        if acl in self._acls:
+            return
+        self._acls[acl] = None
+        key = (int(acl.resource_type), int(acl.pattern_type), acl.resource_name)
+        self._index.setdefault(key, []).append(acl)
+        if acl.pattern_type == PatternType.PREFIXED:
+            self._prefixed[key[0]] = self._prefixed.get(key[0], 0) + 1
 
     def describe(self, acl_filter: AclFilter) -> list[Acl]:
         return [acl for acl in self._acls if acl_filter.matches(acl)]
 
     def remove(self, acl: Acl) -> None:
         """Remove a binding if present (DeleteAcls removes what its filters matched)."""
-        self._acls.pop(acl, None)
+        if acl not in self._acls:
+            return
+        del self._acls[acl]
+        key = (int(acl.resource_type), int(acl.pattern_type), acl.resource_name)
+        self._index[key].remove(acl)
+        if not self._index[key]:
+            del self._index[key]
+        if acl.pattern_type == PatternType.PREFIXED:
+            self._prefixed[key[0]] -= 1
 
 
 def all_operations(resource_type: ResourceType) -> int:

@@ -82,3 +82,8 @@ def test_the_durability_benchmark_prints_each_mode_and_the_restart_time() -> Non
     out = _run("durability.py", "--records", "200", "--sequential", "5", "--runs", "1")
     assert "memory only" in out and "--data-dir --flush-messages 1" in out
     assert out.count("sequential acks=all p50") == 3 and out.count("restart on the directory") == 2
+
+
+def test_the_acl_authorizer_benchmark_prints_decision_rates_and_metadata_times() -> None:
+    out = _run("acl_authorizer.py", "--acls", "100,1000", "--checks", "2000", "--topics", "50")
+    assert out.count("decisions/s") == 2 and "no authorizer" in out and out.count("shown") == 3

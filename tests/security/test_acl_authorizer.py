@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 from pathlib import Path
 
@@ -137,3 +138,40 @@ def test_a_bad_acl_file_is_one_clear_error_naming_the_entry(tmp_path: Path, docu
     path.write_text(document)
     with pytest.raises(AclFileError, match=re.escape(message)):
         load_acl_file(path)
+
+
+def _reference(acls: list[Acl], principal: str, op: Operation, kind: ResourceType, name: str,
+               allow_everyone: bool) -> bool:
+    """StandardAuthorizerData's rule written as a plain scan over every binding (the index must agree)."""
+    covering = [a for a in acls if a.resource_type == kind and (
+        (a.pattern_type == LITERAL and a.resource_name in (name, "*"))
+        or (a.pattern_type == PREFIXED and name.startswith(a.resource_name)))]
+    applying = [a for a in covering if a.principal in (principal, "User:*") and a.host == "*" and (
+        a.operation in (Op.ALL, op) or (a.permission == ALLOW and op == Op.DESCRIBE
+                                        and a.operation in (Op.READ, Op.WRITE, Op.DELETE, Op.ALTER)))]
+    if any(a.permission == DENY for a in applying):
+        return False
+    return any(a.permission == ALLOW for a in applying) or (not covering and allow_everyone)
+
+
+def test_the_indexed_decisions_agree_with_a_scan_over_every_binding_through_creates_and_removes() -> None:
+    rng = random.Random(17)
+    names = ["a", "ab", "abc", "b", "*", "abd"]
+    bindings = [acl(rng.choice([TOPIC, GROUP]), rng.choice(names), rng.choice([Op.READ, Op.WRITE, Op.ALL, Op.DESCRIBE]),
+                    rng.choice([ALLOW, DENY]), rng.choice(["User:alice", "User:*", "User:bob"]),
+                    rng.choice([LITERAL, PREFIXED])) for _ in range(60)]
+    for allow_everyone in (False, True):
+        auth = StandardAuthorizer(allow_everyone_if_no_acl_found=allow_everyone)
+        live: list[Acl] = []
+        for step, binding in enumerate(bindings):
+            if step % 4 == 3 and live:
+                gone = live.pop(rng.randrange(len(live)))
+                auth.remove(gone)
+            elif binding not in live:
+                auth.create(binding)
+                live.append(binding)
+            for kind in (TOPIC, GROUP):
+                for name in [*names, "abcd", "zz"]:
+                    for op in (Op.READ, Op.WRITE, Op.DESCRIBE, Op.DELETE):
+                        assert allowed(auth, op, kind, name) == _reference(live, "User:alice", op, kind, name,
+                                                                             allow_everyone), (step, kind, name, op)
