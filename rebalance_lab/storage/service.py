@@ -23,6 +23,7 @@ from rebalance_lab.storage import groups, partitions, topics
 from rebalance_lab.storage.segments import DEFAULT_SEGMENT_BYTES, DirectoryLock, FlushPolicy, SegmentLog
 
 log = logging.getLogger("rebalance_lab.storage")
+SERVICE_KEY = "storage"  # world.services["storage"]: the Storage of a world started with a data directory
 PRODUCER_ID_BLOCK = 1000  # ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE, the size dataplane.ProducerIds grants
 
 
@@ -121,4 +122,5 @@ def install(world: World, data_dir: str, policy: FlushPolicy, segment_bytes: int
     storage = Storage(world, Path(data_dir), policy, segment_bytes)
     storage.load()
     storage.start_writing()
+    world.services[SERVICE_KEY] = storage
     return storage

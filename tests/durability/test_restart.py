@@ -148,3 +148,14 @@ def test_without_a_data_directory_nothing_is_written_and_the_storage_code_is_not
                             cwd=tmp_path, env={"PYTHONPATH": str(ROOT)})
     assert result.stdout.strip() == "False", result.stderr[-2000:]
     assert list(tmp_path.iterdir()) == []
+
+
+def test_flush_ms_fsyncs_what_was_written_when_its_interval_passes(tmp_path: Path) -> None:
+    with Emulator(data_dir=str(tmp_path), topics=[("t", 1)], flush_ms=1_000, manual_clock=True) as emu:
+        _produce(emu.bootstrap_servers, "t", [b"a", b"b"])
+        storage = emu.server.world.services["storage"]
+        assert sum(log.unflushed for log in storage.segment_logs()) == 2  # written, not yet fsynced
+        emu.advance(999)
+        assert sum(log.unflushed for log in storage.segment_logs()) == 2
+        emu.advance(1)
+        assert sum(log.unflushed for log in storage.segment_logs()) == 0
