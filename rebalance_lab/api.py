@@ -309,6 +309,10 @@ class Emulator:
         """COORDINATOR_LOAD_IN_PROGRESS for group requests during the next ``ms`` (world time)."""
         self._on_loop(lambda: self.faults.load_in_progress(ms))
 
+    def delay_transaction_markers(self, ms: int) -> None:
+        """Write the markers of transactions ending from now on ``ms`` later (CONCURRENT_TRANSACTIONS meanwhile)."""
+        self._on_loop(lambda: self.faults.delay_transaction_markers(ms))
+
     def force_rebalance(self, group_id: str) -> None:
         self._on_loop(lambda: self.faults.force_rebalance(group_id))
 

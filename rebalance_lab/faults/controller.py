@@ -18,6 +18,7 @@ from rebalance_lab.coordinator.consumer.view import ConsumerGroupView
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.handlers.errors_response import error_response
+from rebalance_lab.coordinator.transactions.service import transactions_of
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.faults.plan import DelayRule, ErrorRule, FaultPlan, RequestInfo, api_key_of, error_code_of
 from rebalance_lab.faults.records import FaultFired, FaultInjected, describe
@@ -207,6 +208,15 @@ class FaultController:
         self._loading_until = self.world.now_ms() + ms
         self._record("load_in_progress", None, ms=ms)
         self.world.wake()
+
+    def delay_transaction_markers(self, ms: int) -> None:
+        """Transactions ending from now on have their COMMIT/ABORT markers written ``ms`` later (world time), as a
+        slow ``TransactionMarkerChannelManager``: meanwhile the transaction stays PrepareCommit/PrepareAbort and its
+        producer's next InitProducerId, AddPartitionsToTxn or EndTxn gets CONCURRENT_TRANSACTIONS; 0 restores."""
+        if ms < 0:
+            raise ValueError("a marker delay cannot be negative")
+        transactions_of(self.world).coordinator.marker_delay_ms = ms
+        self._record("delay_transaction_markers", None, ms=ms)
 
     def force_rebalance(self, group_id: str) -> None:
         """A classic group starts a rebalance; a KIP-848 consumer group has none to start: its epoch is bumped."""

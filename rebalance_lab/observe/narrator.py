@@ -19,6 +19,7 @@ from typing import IO
 from rebalance_lab.coordinator.classic import records as r
 from rebalance_lab.coordinator.consumer.records import ConsumerRecord
 from rebalance_lab.coordinator.group_service import service_of
+from rebalance_lab.coordinator.transactions.service import transactions_of
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.observe import decode
 from rebalance_lab.observe.narrate_consumer import ConsumerNarration
@@ -173,4 +174,5 @@ class Narrator:
 def install(world: World, out: IO[str]) -> Narrator:
     narrator = Narrator(out, world.now_ms)
     service_of(world).subscribe(narrator.on_record)
+    transactions_of(world).listeners.append(lambda e: narrator.say(e.ts_ms, e.transactional_id, e.narration()))
     return narrator

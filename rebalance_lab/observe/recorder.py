@@ -24,6 +24,7 @@ from rebalance_lab.coordinator.classic.records import SCHEMA_VERSION, Generation
 from rebalance_lab.coordinator.cluster import OFFSETS_TOPIC, TopicInfo
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.routing import partition_for
+from rebalance_lab.coordinator.transactions.service import transactions_of
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.observe import decode
 from rebalance_lab.observe.recording_file import RecordingFile
@@ -112,6 +113,7 @@ def install(world: World, out: RecordingFile) -> JsonlRecorder:
     world.services[STATUS_KEY] = out
     service_of(world).subscribe(recorder.on_record)
     world.cluster.on_change(recorder.on_topic)
+    transactions_of(world).listeners.append(lambda event: recorder.write(event.to_event(iso_ms(event.ts_ms))))
     for name, info in world.cluster.topics.items():
         recorder.on_topic(name, info)
     return recorder

@@ -31,8 +31,9 @@ def handle(ctx: RequestContext, request: Any) -> Any:
         return _reply(ctx, ErrorCode.NOT_COORDINATOR)
     partition = (OFFSETS_TOPIC, partition_for(request.group_id, ctx.world.config.group.offsets_topic_num_partitions))
     now = ctx.world.now_ms()
-    error = txn_common.service(ctx).coordinator.add_partitions(
-        txn_id, request.producer_id, request.producer_epoch, {partition}, now)
+    service = txn_common.service(ctx)
+    error = service.coordinator.add_partitions(txn_id, request.producer_id, request.producer_epoch, {partition}, now)
+    service.after(txn_id, now)
     return _reply(ctx, txn_common.for_version(error, ctx.api_version, 2))
 
 

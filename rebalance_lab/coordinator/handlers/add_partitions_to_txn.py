@@ -54,10 +54,11 @@ def _one(ctx: RequestContext, txn_id: str, pid: int, epoch: int, topics: list[An
         return {tp: ErrorCode.INVALID_REQUEST for tp in partitions}
     if txn_common.not_coordinator(ctx, txn_id):
         return {tp: ErrorCode.NOT_COORDINATOR for tp in partitions}
-    coordinator = txn_common.service(ctx).coordinator
+    service = txn_common.service(ctx)
     if verify_only:
-        return coordinator.verify_partitions(txn_id, pid, epoch, partitions)
-    error = coordinator.add_partitions(txn_id, pid, epoch, set(partitions), ctx.world.now_ms())
+        return service.coordinator.verify_partitions(txn_id, pid, epoch, partitions)
+    error = service.coordinator.add_partitions(txn_id, pid, epoch, set(partitions), ctx.world.now_ms())
+    service.after(txn_id, ctx.world.now_ms())
     error = txn_common.for_version(error, ctx.api_version, 2)
     return {tp: error for tp in partitions}
 
@@ -86,3 +87,14 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     ]
     return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, error_code=ErrorCode.NONE,
                               results_by_transaction=results)
+
+
+def error_response(api_version: int, request: Any, code: ErrorCode) -> Any:
+    """``AddPartitionsToTxnRequest.getErrorResponse``: every partition (v4+: the top-level code) with the error."""
+    if api_version >= _BATCHED_FROM:
+        return codec.new_response(API_KEY, api_version, throttle_time_ms=0, error_code=code,
+                                  results_by_transaction=[])
+    errors = {tp: code for tp in _requested(request.v3_and_below_topics)}
+    return codec.new_response(API_KEY, api_version, throttle_time_ms=0,
+                              results_by_topic_v3_and_below=_topic_results(errors))
+

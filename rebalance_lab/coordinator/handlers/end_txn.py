@@ -29,7 +29,7 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     service = txn_common.service(ctx)
     now = ctx.world.now_ms()
     error = service.coordinator.end_txn(txn_id, request.producer_id, request.producer_epoch, request.committed, now)
-    service.flush(now)
+    service.after(txn_id, now)
     return _reply(ctx, txn_common.for_version(error, ctx.api_version, 2))
 
 

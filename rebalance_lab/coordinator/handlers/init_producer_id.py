@@ -49,7 +49,7 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     result = service.coordinator.init_producer_id(
         txn_id, request.transaction_timeout_ms, None if pid == -1 else (pid, epoch), ctx.world.now_ms(),
         lambda: ids.allocate(ctx.broker.node_id))
-    service.flush(ctx.world.now_ms())
+    service.after(txn_id, ctx.world.now_ms())
     error = result.error
     if error is ErrorCode.PRODUCER_FENCED and ctx.api_version < _PRODUCER_FENCED_FROM:
         error = ErrorCode.INVALID_PRODUCER_EPOCH

@@ -9,12 +9,12 @@ for it. A marker for ``__consumer_offsets`` completes the producer's pending tra
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from rebalance_lab.coordinator.dataplane import dataplane, partition_log
 from rebalance_lab.coordinator.transactions.batches import control_batch
 from rebalance_lab.coordinator.transactions.coordinator import Completion, TransactionCoordinator
+from rebalance_lab.coordinator.transactions.records import TxnEvent
 
 if TYPE_CHECKING:
     from rebalance_lab.coordinator.world import World
@@ -24,44 +24,51 @@ OFFSETS_TOPIC = "__consumer_offsets"
 COORDINATOR_EPOCH = 0  # the transaction state partition's leader epoch: one leader, never moved
 
 
-@dataclass(frozen=True)
-class TxnEvent:
-    """What the coordinator did, for recordings and narration."""
-
-    kind: str  # "markers-written" | "timed-out"
-    transactional_id: str
-    producer_id: int
-    producer_epoch: int
-    commit: bool
-    partitions: tuple[tuple[str, int], ...]
-
-
 class TransactionService:
     def __init__(self, world: World) -> None:
         self.world = world
         self.coordinator = TransactionCoordinator(start_ms=world.now_ms())
         self.listeners: list[Callable[[TxnEvent], None]] = []
+        self._seen: dict[str, tuple[object, ...]] = {}  # the last state told per transactional id
 
     def next_deadline(self) -> int | None:
         return self.coordinator.next_deadline()
 
     def fire_timers(self, now_ms: int) -> None:
         for txn_id in self.coordinator.fire_timers(now_ms):
-            txn = self.coordinator.txns[txn_id]
-            self._tell(TxnEvent("timed-out", txn_id, txn.producer_id, txn.producer_epoch, False,
-                                tuple(txn.sorted_partitions())))
+            self._tell(self._event("TXN_TIMED_OUT", txn_id, now_ms))
+            self._note(txn_id, now_ms)
+        self.flush(now_ms)
+
+    def after(self, txn_id: str, now_ms: int) -> None:
+        """Called by the handlers after each request: due markers are written, a state change is told."""
+        self._note(txn_id, now_ms)
         self.flush(now_ms)
 
     def flush(self, now_ms: int) -> None:
         """Write the markers of every end that is due (all of them unless a fault delays markers)."""
-        due = self.coordinator.due_completions(now_ms)
-        for completion in due:
+        for completion in self.coordinator.due_completions(now_ms):
             self._write_markers(completion, now_ms)
             self.coordinator.markers_written(completion, now_ms)
-            self._tell(TxnEvent("markers-written", completion.transactional_id, completion.producer_id,
-                                completion.producer_epoch, completion.commit, completion.partitions))
+            self._tell(TxnEvent("TXN_MARKERS", now_ms, completion.transactional_id, completion.producer_id,
+                                completion.producer_epoch, "", completion.partitions, completion.commit))
+            self._note(completion.transactional_id, now_ms)
         if self.coordinator.completions:
             self.world.wake()  # a delayed marker: the shell re-arms its timer
+
+    def _event(self, kind: str, txn_id: str, now_ms: int) -> TxnEvent:
+        txn = self.coordinator.txns[txn_id]
+        return TxnEvent(kind, now_ms, txn_id, txn.producer_id, txn.producer_epoch, str(txn.state),
+                        tuple(txn.sorted_partitions()))
+
+    def _note(self, txn_id: str, now_ms: int) -> None:
+        txn = self.coordinator.txns.get(txn_id)
+        if txn is None or not self.listeners:
+            return
+        key = (txn.state, txn.producer_id, txn.producer_epoch, tuple(txn.sorted_partitions()))
+        if self._seen.get(txn_id) != key:
+            self._seen[txn_id] = key
+            self._tell(self._event("TXN_STATE", txn_id, now_ms))
 
     def _write_markers(self, completion: Completion, now_ms: int) -> None:
         plane = dataplane(self.world)
