@@ -31,6 +31,8 @@ from rebalance_lab.storage.segments import FlushPolicy, StorageError
 
 DIRECTORY = "__consumer_offsets-0"
 OffsetKey = tuple[str, str, int]
+# The log is rewritten as its live state once it has grown by this much and by more than that state's size.
+COMPACTION_BYTES = 64 * 1024 * 1024
 ClassicLookup = Callable[[str], GroupView | None]  # the classic coordinator's group of an id
 
 
@@ -56,11 +58,11 @@ class GroupState:
         elif "g-" in record:
             self.classic.pop(record["g-"], None)
         elif "c" in record:
-            self._consumer_record(values.decode(record["c"]))
+            self.consumer_record(values.decode(record["c"]))
         else:
             raise StorageError(f"{DIRECTORY}: unknown record {str(record)[:200]}")
 
-    def _consumer_record(self, record: object) -> None:
+    def consumer_record(self, record: object) -> None:
         if not isinstance(record, ConsumerRecord):
             raise StorageError(f"{DIRECTORY}: a consumer group record of type {type(record).__name__}")
         if isinstance(record, GroupDeleted | GroupDowngraded):
@@ -81,9 +83,10 @@ def _offset_record(key: OffsetKey, v: CommittedOffset) -> dict[str, Any]:
 
 
 class GroupStore:
-    def __init__(self, root: Path, policy: FlushPolicy) -> None:
+    def __init__(self, root: Path, policy: FlushPolicy, compaction_bytes: int = COMPACTION_BYTES) -> None:
         self.log = RecordLog(root / DIRECTORY, policy)
-        self._classic: dict[str, GroupView] = {}  # the last metadata record written per classic group
+        self._state = GroupState()  # what the log holds, kept up to date: what a compaction writes
+        self.compaction_bytes = compaction_bytes
 
     def read(self) -> GroupState:
         """The log folded into the live state; the log is then rewritten as just that state."""
@@ -91,7 +94,7 @@ class GroupStore:
         for record in self.log.load():
             state.replay(record)
         self.log.compact(state.records())
-        self._classic = dict(state.classic)
+        self._state = state
         return state
 
     def load(self, now_ms: int, groups: GroupService, offsets: OffsetStore) -> GroupState:
@@ -108,24 +111,37 @@ class GroupStore:
 
     def offset_changed(self, group_id: str, key: TopicPartitionKey, value: CommittedOffset | None) -> None:
         full = (group_id, *key)
-        self.log.append(_offset_record(full, value) if value is not None else {"o-": list(full)})
+        if value is None:
+            self._state.offsets.pop(full, None)
+            self._append({"o-": list(full)})
+        else:
+            self._state.offsets[full] = value
+            self._append(_offset_record(full, value))
 
     def group_record(self, classic_group: ClassicLookup, record: GroupRecord) -> None:
         """After each group record: a consumer record is written as it is; a classic group's metadata record
         is written when what Kafka stores of it changed."""
+        classic = self._state.classic
         if isinstance(record, ConsumerRecord):
-            self.log.append({"c": values.encode(record)})
-            if record.group_id not in self._classic:
+            self._state.consumer_record(record)
+            self._append({"c": values.encode(record)})
+            if record.group_id not in classic:
                 return  # else an online upgrade may just have removed the classic group
         view = classic_group(record.group_id)
         if view is None:
-            if self._classic.pop(record.group_id, None) is not None:
-                self.log.append({"g-": record.group_id})
+            if classic.pop(record.group_id, None) is not None:
+                self._append({"g-": record.group_id})
             return
         stored = persisted(view)
-        if stored is not None and stored != self._classic.get(record.group_id):
-            self._classic[record.group_id] = stored
-            self.log.append({"g": values.encode(stored)})
+        if stored is not None and stored != classic.get(record.group_id):
+            classic[record.group_id] = stored
+            self._append({"g": values.encode(stored)})
+
+    def _append(self, record: dict[str, Any]) -> None:
+        """Write, then compact when the log has grown past its live state (as the log cleaner would)."""
+        self.log.append(record)
+        if self.log.bytes_since_compaction > max(self.compaction_bytes, self.log.compacted_bytes):
+            self.log.compact(self._state.records())
 
     def close(self) -> None:
         self.log.close()

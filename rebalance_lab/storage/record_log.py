@@ -1,8 +1,9 @@
 """A log of our own records (one JSON object each, framed by length and CRC-32C), compacted at start-up.
 
-Kafka compacts ``__consumer_offsets`` with its log cleaner while it runs; this log is rewritten once
-at start-up instead: the live state becomes a new segment that begins with a ``compacted`` marker,
-written to a temporary file, fsynced and renamed, and only then are the older segments removed.
+Kafka compacts ``__consumer_offsets`` with its log cleaner while it runs; this log is rewritten whole
+instead, at start-up and whenever its owner finds it has grown well past its live state: the live state
+becomes a new segment that begins with a ``compacted`` marker, written to a temporary file, fsynced and
+renamed, and only then are the older segments removed.
 A crash between the rename and the removal leaves both; the marker tells the loader to forget what
 came before it, so the state is read once either way.
 """
@@ -26,6 +27,8 @@ class RecordLog:
         self.policy = policy
         self._log: SegmentLog | None = None
         self._next = 0
+        self.compacted_bytes = 0  # the size of the live state at the last compaction
+        self.bytes_since_compaction = 0
 
     def load(self) -> list[dict[str, Any]]:
         """Every record since the last compaction marker, oldest first (torn tail recovered)."""
@@ -47,8 +50,10 @@ class RecordLog:
     def append(self, record: dict[str, Any]) -> None:
         if self._log is None:
             raise RuntimeError("load() the record log first")
-        self._log.append(segments.own_frame(_encode(record)), self._next, 1)
+        frame = segments.own_frame(_encode(record))
+        self._log.append(frame, self._next, 1)
         self._next += 1
+        self.bytes_since_compaction += len(frame)
 
     def compact(self, records: list[dict[str, Any]]) -> None:
         """Replace every segment by one holding ``records`` (the live state)."""
@@ -70,6 +75,8 @@ class RecordLog:
             if path != target:
                 path.unlink()
         self._next = base + len(records) + 1
+        self.compacted_bytes = len(data)
+        self.bytes_since_compaction = 0
         self._log = SegmentLog(self.directory, self.policy)
         self._log.reopen_last(target)
 

@@ -15,6 +15,7 @@ from rebalance_lab.coordinator.classic.records import MemberExpired
 from rebalance_lab.coordinator.classic.view import GroupView
 from rebalance_lab.coordinator.consumer.records import MemberFenced
 from rebalance_lab.coordinator.effects import Effects
+from rebalance_lab.coordinator.offsets import CommittedOffset
 from rebalance_lab.protocol.errors import ErrorCode
 from rebalance_lab.storage.groups import GroupStore
 from rebalance_lab.storage.segments import FlushPolicy
@@ -151,3 +152,16 @@ def test_loaded_consumer_members_get_a_session_timeout_and_a_revoking_member_its
     assert [(r.member_id, r.reason_code) for r in fenced] == [("A", "rebalance_timeout")]
     later = [r for r in again.advance(45_000) if isinstance(r, MemberFenced)]
     assert [(r.member_id, r.reason_code) for r in later] == [("B", "session_timeout")]
+
+
+def test_the_group_log_is_compacted_while_serving_once_it_outgrows_its_live_state(tmp_path: Path) -> None:
+    store = GroupStore(tmp_path, NEVER, compaction_bytes=4_000)
+    store.read()
+    for offset in range(1_000):  # one partition committed a thousand times: one live offset
+        store.offset_changed("g", ("t", offset % 2), CommittedOffset(offset, -1, "", offset, None))
+    store.offset_changed("gone", ("t", 0), CommittedOffset(1, -1, "", 1, None))
+    store.offset_changed("gone", ("t", 0), None)
+    store.close()
+    assert sum(p.stat().st_size for p in tmp_path.glob("*.log")) < 8_000  # not ~100 KB of old commits
+    state = GroupStore(tmp_path, NEVER).read()
+    assert {k: v.offset for k, v in state.offsets.items()} == {("g", "t", 0): 998, ("g", "t", 1): 999}
