@@ -13,6 +13,7 @@ import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -139,6 +140,87 @@ def test_the_java_client_consume_transform_produce_is_exactly_once(emulator: Emu
     source, sink, group, txn_id = _names()
     _fill_input(emulator.bootstrap_servers, source, sink)
     _java_transform(emulator.bootstrap_servers, source, sink, group, txn_id)
+    committed = _read_output(emulator.bootstrap_servers, sink, "read_committed")
+    assert sorted(committed) == sorted(f"out-{i}".encode() for i in range(RECORDS))
+    uncommitted = _read_output(emulator.bootstrap_servers, sink, "read_uncommitted")
+    assert sorted(v for v in uncommitted if v.startswith(b"aborted")) == [f"aborted-{i}".encode() for i in range(5)]
+    assert _committed(emulator.bootstrap_servers, source, group) == RECORDS
+
+
+def _kafka_python_transform(bootstrap: str, source: str, sink: str, group: str, txn_id: str) -> None:
+    from kafka import KafkaConsumer, KafkaProducer, OffsetAndMetadata
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, transactional_id=txn_id)
+    producer.init_transactions()
+    producer.begin_transaction()
+    for i in range(5):
+        producer.send(sink, key=b"x", value=f"aborted-{i}".encode())
+    producer.flush()
+    producer.abort_transaction()
+    consumer = KafkaConsumer(source, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
+                             auto_offset_reset="earliest", isolation_level="read_committed")
+    done = 0
+    try:
+        while done < RECORDS:
+            batches = consumer.poll(timeout_ms=1000, max_records=5)
+            if not batches:
+                continue
+            producer.begin_transaction()
+            offsets = {}
+            for tp, messages in batches.items():
+                for message in messages:
+                    producer.send(sink, key=message.key, value=message.value.replace(b"in-", b"out-"))
+                    done += 1
+                offsets[tp] = OffsetAndMetadata(messages[-1].offset + 1, "", -1)
+            producer.send_offsets_to_transaction(offsets, group)
+            producer.commit_transaction()
+    finally:
+        consumer.close()
+        producer.close()
+
+
+def _aiokafka_transform(bootstrap: str, source: str, sink: str, group: str, txn_id: str) -> None:
+    import asyncio
+
+    from aiokafka import AIOKafkaConsumer, AIOKafkaProducer
+
+    async def run() -> None:
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id=txn_id)
+        await producer.start()
+        consumer = AIOKafkaConsumer(source, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
+                                    auto_offset_reset="earliest", isolation_level="read_committed")
+        await consumer.start()
+        try:
+            await producer.begin_transaction()
+            for i in range(5):
+                await producer.send(sink, key=b"x", value=f"aborted-{i}".encode())
+            await producer.abort_transaction()
+            done = 0
+            while done < RECORDS:
+                batches = await consumer.getmany(timeout_ms=1000, max_records=5)
+                if not batches:
+                    continue
+                async with producer.transaction():
+                    offsets = {}
+                    for tp, messages in batches.items():
+                        for message in messages:
+                            await producer.send(sink, key=message.key,
+                                                value=message.value.replace(b"in-", b"out-"))
+                            done += 1
+                        offsets[tp] = messages[-1].offset + 1
+                    await producer.send_offsets_to_transaction(offsets, group)
+        finally:
+            await consumer.stop()
+            await producer.stop()
+
+    asyncio.run(run())
+
+
+@pytest.mark.parametrize("transform", [_kafka_python_transform, _aiokafka_transform], ids=["kafka-python", "aiokafka"])
+def test_python_clients_consume_transform_produce_exactly_once(emulator: Emulator, transform: Any) -> None:
+    source, sink, group, txn_id = _names()
+    _fill_input(emulator.bootstrap_servers, source, sink)
+    transform(emulator.bootstrap_servers, source, sink, group, txn_id)
     committed = _read_output(emulator.bootstrap_servers, sink, "read_committed")
     assert sorted(committed) == sorted(f"out-{i}".encode() for i in range(RECORDS))
     uncommitted = _read_output(emulator.bootstrap_servers, sink, "read_uncommitted")
