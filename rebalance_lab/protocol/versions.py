@@ -34,6 +34,7 @@ _KAFKA_4: dict[str, tuple[int, int]] = {
     # transactions: the real 4.4.0 broker's ApiVersions (EndTxn v5 is served only as transaction version 1 here)
     "AddPartitionsToTxn": (0, 5), "AddOffsetsToTxn": (0, 4), "EndTxn": (0, 5), "TxnOffsetCommit": (0, 6),
     "DescribeProducers": (0, 0), "DescribeTransactions": (0, 0), "ListTransactions": (0, 2),
+    "DescribeAcls": (1, 3), "CreateAcls": (1, 3), "DeleteAcls": (1, 3),  # v0 removed in 4.0 (the schemas say so)
 }
 _KAFKA_3: dict[str, tuple[int, int]] = {
     "Produce": (0, 11), "Fetch": (0, 16), "ListOffsets": (0, 9), "Metadata": (0, 12),
@@ -45,6 +46,7 @@ _KAFKA_3: dict[str, tuple[int, int]] = {
     "ConsumerGroupHeartbeat": (0, 0), "ConsumerGroupDescribe": (0, 0),  # advertised, answered UNSUPPORTED_VERSION
     "AddPartitionsToTxn": (0, 5), "AddOffsetsToTxn": (0, 4), "EndTxn": (0, 4), "TxnOffsetCommit": (0, 4),
     "DescribeProducers": (0, 0), "DescribeTransactions": (0, 0), "ListTransactions": (0, 1),
+    "DescribeAcls": (0, 3), "CreateAcls": (0, 3), "DeleteAcls": (0, 3),  # v0 is beyond the codec (1-3 advertised)
 }
 PRESETS: dict[str, dict[str, tuple[int, int]]] = {"kafka-4": _KAFKA_4, "kafka-3": _KAFKA_3}
 

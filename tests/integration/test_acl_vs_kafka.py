@@ -142,6 +142,9 @@ def bad_bindings(run: str) -> list[Any]:
 async def acl_api_scenario(bootstrap: str, run: str) -> dict[str, Any]:
     me = f"User:{run}"
     out: dict[str, Any] = {}
+    versions = await one_request(bootstrap, 18, 3, client_software_name="t", client_software_version="1")
+    out["advertised"] = sorted((k.api_key, k.min_version, k.max_version) for k in versions.api_keys
+                               if k.api_key in (DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS))
     bindings = creations_of(run)
     created = await one_request(bootstrap, CREATE_ACLS, 3, creations=bindings)
     out["create"] = [(r.error_code, r.error_message) for r in created.results]
