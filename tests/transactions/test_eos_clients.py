@@ -24,6 +24,8 @@ pytestmark = pytest.mark.clients
 
 RECORDS = 20
 JAVA_PROGRAM = Path(__file__).resolve().parent / "java" / "EosTransform.java"
+GO_PROGRAM = Path(__file__).resolve().parents[1] / "go" / "eos"
+GO_BINARY = Path.home() / ".cache" / "rebalance-lab" / "go-eos" / "eos"
 DEADLINE_S = 60.0
 
 
@@ -221,6 +223,31 @@ def test_python_clients_consume_transform_produce_exactly_once(emulator: Emulato
     source, sink, group, txn_id = _names()
     _fill_input(emulator.bootstrap_servers, source, sink)
     transform(emulator.bootstrap_servers, source, sink, group, txn_id)
+    committed = _read_output(emulator.bootstrap_servers, sink, "read_committed")
+    assert sorted(committed) == sorted(f"out-{i}".encode() for i in range(RECORDS))
+    uncommitted = _read_output(emulator.bootstrap_servers, sink, "read_uncommitted")
+    assert sorted(v for v in uncommitted if v.startswith(b"aborted")) == [f"aborted-{i}".encode() for i in range(5)]
+    assert _committed(emulator.bootstrap_servers, source, group) == RECORDS
+
+
+def _franz_go_binary() -> Path:
+    """``go build`` of tests/go/eos (franz-go from the module cache or the Go proxy), cached in ~/.cache."""
+    sources = [GO_PROGRAM / name for name in ("main.go", "go.mod", "go.sum")]
+    if GO_BINARY.exists() and all(GO_BINARY.stat().st_mtime >= s.stat().st_mtime for s in sources):
+        return GO_BINARY
+    GO_BINARY.parent.mkdir(parents=True, exist_ok=True)
+    done = subprocess.run(["go", "build", "-buildvcs=false", "-o", str(GO_BINARY), "."], cwd=GO_PROGRAM,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, "go build failed: " + done.stdout[-2000:] + done.stderr[-2000:]
+    return GO_BINARY
+
+
+def test_franz_go_consume_transform_produce_is_exactly_once(emulator: Emulator) -> None:
+    source, sink, group, txn_id = _names()
+    _fill_input(emulator.bootstrap_servers, source, sink)
+    done = subprocess.run([str(_franz_go_binary()), emulator.bootstrap_servers, source, sink, group, txn_id,
+                           str(RECORDS)], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     committed = _read_output(emulator.bootstrap_servers, sink, "read_committed")
     assert sorted(committed) == sorted(f"out-{i}".encode() for i in range(RECORDS))
     uncommitted = _read_output(emulator.bootstrap_servers, sink, "read_uncommitted")
