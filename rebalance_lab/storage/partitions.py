@@ -9,6 +9,7 @@ segment here is byte for byte what Kafka's ``.log`` file holds for the same batc
 from __future__ import annotations
 
 import logging
+import os
 import shutil
 import uuid
 from pathlib import Path
@@ -27,6 +28,7 @@ from rebalance_lab.storage.segments import (
 
 log = logging.getLogger("rebalance_lab.storage")
 METADATA_FILE = "partition.metadata"
+START_OFFSETS_FILE = "log-start-offset-checkpoint"  # Kafka's name and format (CheckpointFile, version 0)
 
 
 def partition_dir(root: Path, topic: str, partition: int) -> Path:
@@ -65,6 +67,7 @@ class PartitionStore:
         self._open: dict[LogKey, tuple[str, SegmentLog]] = {}
         self._written: dict[LogKey, int] = {}  # the next offset not yet on disk
         self.max_producer_id = -1  # the largest producer id in the loaded batches
+        self._start_offsets: dict[tuple[str, int], int] = {}  # as last written to the checkpoint
 
     # -- start-up ------------------------------------------------------------------------------------
 
@@ -83,7 +86,44 @@ class PartitionStore:
                 shutil.rmtree(directory)
                 continue
             loaded += self._load_partition(directory, *target)
+        self._load_start_offsets()
         return loaded
+
+    def _load_start_offsets(self) -> None:
+        """``log-start-offset-checkpoint``: the start offsets DeleteRecords raised (Kafka reads it at start and
+        takes the larger of it and the first segment's base offset)."""
+        path = self.root / START_OFFSETS_FILE
+        if not path.exists():
+            return
+        lines = path.read_text(encoding="utf-8").splitlines()
+        try:
+            entries = [(topic, int(p), int(offset)) for topic, p, offset in (line.split() for line in lines[2:])]
+        except ValueError as exc:
+            raise StorageError(f"{path}: unreadable ({exc})") from exc
+        for topic, partition, offset in entries:
+            info = self._cluster.topics.get(topic)
+            plog = None if info is None else self._logs.existing(info.topic_id, partition)
+            if plog is not None:
+                plog.log_start_offset = max(plog.log_start_offset, min(offset, plog.log_end_offset))
+        self._start_offsets = {(t, p): o for t, p, o in entries}
+
+    def checkpoint_start_offsets(self) -> None:
+        """Write the start offsets above 0 when they changed (atomically: a temporary file renamed)."""
+        current = {}
+        for key, (name, _segments) in self._open.items():
+            plog = self._logs.existing(*key)
+            if plog is not None and plog.log_start_offset > 0:
+                current[(name, key[1])] = plog.log_start_offset
+        if current == self._start_offsets:
+            return
+        lines = ["0", str(len(current)), *(f"{t} {p} {o}" for (t, p), o in sorted(current.items()))]
+        temporary = self.root / f"{START_OFFSETS_FILE}.tmp"
+        with open(temporary, "w", encoding="utf-8") as out:
+            out.write("\n".join(lines) + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, self.root / START_OFFSETS_FILE)
+        self._start_offsets = current
 
     def _load_partition(self, directory: Path, topic: TopicInfo, partition: int) -> int:
         segments, frames = open_log(directory, check_batch, self.policy, self.segment_bytes)

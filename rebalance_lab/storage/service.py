@@ -24,6 +24,8 @@ from rebalance_lab.storage.segments import DEFAULT_SEGMENT_BYTES, DirectoryLock,
 
 log = logging.getLogger("rebalance_lab.storage")
 SERVICE_KEY = "storage"  # world.services["storage"]: the Storage of a world started with a data directory
+# log.flush.start.offset.checkpoint.interval.ms: how often DeleteRecords' start offsets are checkpointed
+START_OFFSET_CHECKPOINT_MS = 60_000
 PRODUCER_ID_BLOCK = 1000  # ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE, the size dataplane.ProducerIds grants
 
 
@@ -50,6 +52,8 @@ class Storage:
                                                     segment_bytes)
         self.groups = groups.GroupStore(root, policy)
         self._next_flush: int | None = None
+        self._next_checkpoint = 0
+        self._writing = False
 
     def load(self) -> Loaded:
         world = self._world
@@ -67,6 +71,7 @@ class Storage:
 
     def start_writing(self) -> None:
         world = self._world
+        self._writing = True
         group_service = service_of(world)
         world.cluster.on_change(self._topic_changed)
         dataplane.install(world).logs.on_append(self.partitions.appended)
@@ -74,7 +79,8 @@ class Storage:
         group_service.subscribe(self._group_record)
         if self.policy.interval_ms is not None:
             self._next_flush = world.now_ms() + self.policy.interval_ms
-            world.register_timed(self)
+        self._next_checkpoint = world.now_ms() + START_OFFSET_CHECKPOINT_MS
+        world.register_timed(self)
 
     def _topic_changed(self, name: str, info: TopicInfo | None) -> None:
         self.topics.changed(name, info)
@@ -89,19 +95,23 @@ class Storage:
         group_log = self.groups.log.segment_log
         return [*logs, group_log] if group_log is not None else logs
 
-    # -- flush.ms (Timed) ----------------------------------------------------------------------------
+    # -- flush.ms and the start-offset checkpoint (Timed) ------------------------------------------------
 
     def next_deadline(self) -> int | None:
-        return self._next_flush
+        return min(d for d in (self._next_flush, self._next_checkpoint) if d is not None)
 
     def fire_timers(self, now_ms: int) -> None:
-        if self._next_flush is None or now_ms < self._next_flush or self.policy.interval_ms is None:
-            return
-        for segment_log in self.segment_logs():
-            segment_log.flush()
-        self._next_flush = now_ms + self.policy.interval_ms
+        if self._next_flush is not None and now_ms >= self._next_flush and self.policy.interval_ms is not None:
+            for segment_log in self.segment_logs():
+                segment_log.flush()
+            self._next_flush = now_ms + self.policy.interval_ms
+        if now_ms >= self._next_checkpoint:
+            self.partitions.checkpoint_start_offsets()
+            self._next_checkpoint = now_ms + START_OFFSET_CHECKPOINT_MS
 
     def close(self) -> None:
+        if self._writing:
+            self.partitions.checkpoint_start_offsets()
         self.partitions.close()
         self.groups.close()
         self.topics.close()

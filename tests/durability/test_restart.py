@@ -159,3 +159,22 @@ def test_flush_ms_fsyncs_what_was_written_when_its_interval_passes(tmp_path: Pat
         assert sum(log.unflushed for log in storage.segment_logs()) == 2
         emu.advance(1)
         assert sum(log.unflushed for log in storage.segment_logs()) == 0
+
+
+def test_log_start_offsets_raised_by_delete_records_are_checkpointed_and_come_back(tmp_path: Path) -> None:
+    checkpoint = tmp_path / "log-start-offset-checkpoint"
+    with Emulator(data_dir=str(tmp_path), topics=[("t", 1)], manual_clock=True) as emu:
+        _produce(emu.bootstrap_servers, "t", [b"r%d" % i for i in range(10)])
+        admin = AdminClient({"bootstrap.servers": emu.bootstrap_servers})
+        deleted = admin.delete_records([TopicPartition("t", 0, 4)])
+        assert next(iter(deleted.values())).result(30).low_watermark == 4
+        emu.advance(59_999)
+        assert not checkpoint.exists()
+        emu.advance(1)  # log.flush.start.offset.checkpoint.interval.ms, Kafka's 60 s
+        assert checkpoint.read_text() == "0\n1\nt 0 4\n"
+        admin.delete_records([TopicPartition("t", 0, 6)])[TopicPartition("t", 0, 6)].result(30)
+    assert checkpoint.read_text() == "0\n1\nt 0 6\n"  # and at a clean stop
+    with Emulator(data_dir=str(tmp_path)) as emu:
+        reader = Consumer({"bootstrap.servers": emu.bootstrap_servers, "group.id": "w"})
+        assert reader.get_watermark_offsets(TopicPartition("t", 0), timeout=30) == (6, 10)
+        reader.close()
