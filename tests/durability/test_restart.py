@@ -178,3 +178,33 @@ def test_log_start_offsets_raised_by_delete_records_are_checkpointed_and_come_ba
         reader = Consumer({"bootstrap.servers": emu.bootstrap_servers, "group.id": "w"})
         assert reader.get_watermark_offsets(TopicPartition("t", 0), timeout=30) == (6, 10)
         reader.close()
+
+
+def test_committed_and_aborted_transactions_read_the_same_after_a_restart(tmp_path: Path) -> None:
+    def read_committed(bootstrap: str) -> list[bytes]:
+        reader = Consumer({"bootstrap.servers": bootstrap, "group.id": "rc", "isolation.level": "read_committed",
+                           "enable.auto.commit": False})
+        reader.assign([TopicPartition("t", 0, 0)])
+        found: list[bytes] = []
+        idle = 0
+        while idle < 3:
+            batch = [m for m in reader.consume(100, 0.3) if m.error() is None]
+            idle = 0 if batch else idle + 1
+            found += [m.value() for m in batch]
+        watermarks = reader.get_watermark_offsets(TopicPartition("t", 0), timeout=30)
+        reader.close()
+        return [*found, b"hw=%d" % watermarks[1]]
+
+    with Emulator(data_dir=str(tmp_path), topics=[("t", 1)]) as emu:
+        producer = Producer({"bootstrap.servers": emu.bootstrap_servers, "transactional.id": "tx"})
+        producer.init_transactions(30)
+        for values, commit in (([b"c1", b"c2"], True), ([b"a1"], False), ([b"c3"], True)):
+            producer.begin_transaction()
+            for value in values:
+                producer.produce("t", value=value, partition=0)
+            assert producer.flush(30) == 0  # in the log before the transaction ends, aborted ones too
+            (producer.commit_transaction if commit else producer.abort_transaction)(30)
+        before = read_committed(emu.bootstrap_servers)
+    assert before == [b"c1", b"c2", b"c3", b"hw=7"]  # four records and three markers in the log
+    with Emulator(data_dir=str(tmp_path)) as emu:
+        assert read_committed(emu.bootstrap_servers) == before
