@@ -45,10 +45,10 @@ def _store(directory: Path) -> GroupStore:
     return store
 
 
-def _restarted(directory: Path, now_ms: int) -> GroupContext:
+def _restarted(directory: Path, now_ms: int, max_size: int = 2_147_483_647) -> GroupContext:
     """A fresh coordinator loaded from the directory at ``now_ms`` (the process was killed before)."""
     state = GroupStore(directory, NEVER).read()
-    ctx = GroupContext(delay_ms=0)
+    ctx = GroupContext(delay_ms=0, max_size=max_size)
     ctx.now = now_ms
     for view in state.classic.values():
         ctx._apply(ctx.coordinator.load_group(now_ms, view))
@@ -165,3 +165,11 @@ def test_the_group_log_is_compacted_while_serving_once_it_outgrows_its_live_stat
     assert sum(p.stat().st_size for p in tmp_path.glob("*.log")) < 8_000  # not ~100 KB of old commits
     state = GroupStore(tmp_path, NEVER).read()
     assert {k: v.offset for k, v in state.offsets.items()} == {("g", "t", 0): 998, ("g", "t", 1): 999}
+
+
+def test_a_group_loaded_over_a_lowered_group_max_size_rebalances(tmp_path: Path) -> None:
+    ctx = PersistingContext(_store(tmp_path))
+    ctx.stable_group(3, session_ms=SESSION_MS)
+    ctx.store.close()
+    assert _restarted(tmp_path, ctx.now).state() == "Stable"
+    assert _restarted(tmp_path, ctx.now, max_size=2).state() == "PreparingRebalance"  # onLoaded: over capacity
