@@ -36,7 +36,7 @@ from rebalance_lab.config import EmulatorConfig, GroupConfig
 from rebalance_lab.coordinator.handlers import load_handlers
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.emulator import observer_hooks
-from rebalance_lab.protocol import codec
+from rebalance_lab.protocol import codec, nullability
 from tests.support import bad_batches
 from tests.support.canary import Canary
 from tests.unit.protocol import kio_oracle
@@ -82,8 +82,10 @@ def seeds() -> list[Seed]:
     for api_key in sorted(load_handlers()):
         low, high = codec.codec_version_range(api_key) or (0, -1)
         for version in range(low, high + 1):
-            bodies = [kio_oracle.encode(kio_oracle.populate_case(kio_oracle.message_type(api_key, version, "request"))),
-                      codec.encode_body(codec.new_request(api_key, version), version)]
+            bodies = [codec.encode_body(codec.new_request(api_key, version), version)]
+            with contextlib.suppress(Exception):  # kio cannot populate every message (see test_codec_vs_kio)
+                bodies.append(kio_oracle.encode(kio_oracle.populate_case(
+                    kio_oracle.message_type(api_key, version, "request"))))
             if api_key == PRODUCE and version < 13:
                 bodies += _produce_seeds(version)
             found += [Seed(api_key, version, _header(api_key, version) + body) for body in bodies]
@@ -140,10 +142,48 @@ def _repeat(rng: random.Random, data: bytearray) -> None:
 
 MUTATIONS = [_flip_bits, _truncate, _extend, _int32, _int16, _byte, _insert, _repeat]
 
+# Field-level mutations: well-formed requests whose values are extreme, so the handlers (not only the
+# decoder) see them. Names never collide with the canary's ("canary-...").
+_EXTREMES = {"int8": [-1, 0, 127, -128], "int16": [-1, 0, 32767, -32768], "uint16": [0, 65535],
+             "int32": [-1, 0, 1, 2**31 - 1, -(2**31)], "int64": [-1, 0, 2**63 - 1, -(2**63)],
+             "string": ["", "x" * 300, "__consumer_offsets", "a/b", "é", "fuzz-topic"], "bool": [True, False]}
 
-def mutate(rng: random.Random, payload: bytes, correlation_id: int) -> bytes:
-    data = bytearray(payload)
-    for _ in range(rng.choice((1, 1, 1, 2, 3))):
+
+def _in(versions: str | None, version: int) -> bool:
+    bounds = nullability.parse_versions(versions)
+    return bounds is not None and bounds[0] <= version <= bounds[1]
+
+
+def _mutate_fields(rng: random.Random, node: Any, fields: list[dict[str, Any]], version: int) -> None:
+    present = [f for f in fields if _in(f.get("versions"), version)]
+    for spec in rng.sample(present, k=min(len(present), rng.randint(1, 3))):
+        name, kind = nullability.attribute_name(spec["name"]), spec["type"]
+        value = getattr(node, name, None)
+        if kind in _EXTREMES:
+            setattr(node, name, rng.choice(_EXTREMES[kind]))
+        elif kind.startswith("[]") and isinstance(value, list):
+            if value and spec.get("fields") and rng.random() < 0.7:
+                _mutate_fields(rng, rng.choice(value), spec["fields"], version)
+            else:
+                setattr(node, name, rng.choice([[], value * rng.randint(2, 5)]))
+
+
+def mutate_fields(rng: random.Random, seed: Seed) -> bytes | None:
+    """The seed re-encoded after setting a few fields (nested ones too) to extreme values; None if not encodable."""
+    try:
+        decoded = codec.decode_request(seed.payload)
+        body = codec.generic(decoded.body)
+        _mutate_fields(rng, body, codec.request_type(seed.api_key)._json["fields"], seed.version)
+        return seed.payload[:len(seed.payload) - len(codec.encode_body(decoded.body, seed.version))] + \
+            codec.encode_body(body, seed.version)
+    except Exception:  # an extreme the encoder refuses (e.g. a value out of a field's range): skip it
+        return None
+
+
+def mutate(rng: random.Random, seed: Seed, correlation_id: int) -> bytes:
+    structured = mutate_fields(rng, seed) if rng.random() < 0.4 else None
+    data = bytearray(structured if structured is not None else seed.payload)
+    for _ in range(0 if structured is not None else rng.choice((1, 1, 1, 2, 3))):
         if len(data) > _BODY_AT:
             rng.choice(MUTATIONS)(rng, data)
     if len(data) >= 8:
@@ -245,7 +285,7 @@ async def fuzz(host: str, port: int, rng: random.Random, deadline: float, corpus
     while time.monotonic() < deadline and not tally.failures:
         seed = rng.choice(corpus)
         correlation += 2
-        payload = mutate(rng, seed.payload, correlation)
+        payload = mutate(rng, seed, correlation)
         crashes = len(crash_log.crashes)
         try:
             outcome = await exchange(conn, seed, payload, correlation + 1)
