@@ -305,6 +305,23 @@ class ClusterMetadata:
         info.configs = dict(configs)
         self._notify(name, info)
 
+    def leadership_changed(self, name: str) -> None:
+        """A topic's leaders or replicas were changed in place (ElectLeaders, AlterPartitionReassignments)."""
+        self._notify(name, self.topics[name])
+
+    def reassign(self, name: str, index: int, replicas: list[int]) -> None:
+        """A partition's new replica set (AlterPartitionReassignments; the new replicas catch up at once).
+
+        The ISR becomes the new replicas that are not fenced; a leader outside the new set (or fenced) is
+        replaced as ``PartitionChangeBuilder`` does: the first new replica in the ISR, with a new epoch."""
+        self._check_manual(replicas, len(replicas))
+        p = self.topics[name].partitions[index]
+        p.replicas = list(replicas)
+        p.isr = [r for r in replicas if r not in self.fenced]
+        if p.leader_id not in p.isr:
+            self._elect(p)
+        self._notify(name, self.topics[name])
+
     def topic_by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
         return next((t for t in self.topics.values() if t.topic_id == topic_id), None)
 

@@ -34,6 +34,8 @@ HANDLER_MODULES: tuple[str, ...] = (
     "describe_acls", "create_acls", "delete_acls",
     "describe_configs", "alter_configs", "incremental_alter_configs",  # the admin surface (issue 18)
     "delete_records", "describe_cluster", "describe_topic_partitions",
+    "elect_leaders", "alter_partition_reassignments", "list_partition_reassignments", "offset_for_leader_epoch",
+    "describe_log_dirs", "list_config_resources",
 )
 
 
