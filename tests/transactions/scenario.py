@@ -32,12 +32,13 @@ class Txn:
             self.pid, self.epoch = r.producer_id, r.producer_epoch
         return r.error_code, r.producer_epoch
 
-    async def produce(self, seq: int, n: int = 1, epoch: int | None = None, partition: int = 0) -> tuple[Any, ...]:
+    async def produce(self, seq: int, n: int = 1, epoch: int | None = None, partition: int = 0,
+                      version: int = 9) -> tuple[Any, ...]:
         batch = encode_batch([(None, b"v%d" % (seq + i)) for i in range(n)], producer_id=self.pid,
                              producer_epoch=self.epoch if epoch is None else epoch, base_sequence=seq,
                              transactional=True, timestamp=int(time.time() * 1000))
         data = _PR.TopicProduceData.PartitionProduceData(index=partition, records=batch)
-        r = await self.c.request(0, 9, transactional_id=self.txn_id, acks=-1, timeout_ms=5000,
+        r = await self.c.request(0, version, transactional_id=self.txn_id, acks=-1, timeout_ms=5000,
                                  topic_data=[_PR.TopicProduceData(name=self.topic, partition_data=[data])])
         p = r.responses[0].partition_responses[0]
         return p.error_code, p.base_offset, p.error_message
@@ -64,10 +65,18 @@ class Txn:
                                  producer_epoch=self.epoch, group_id=group)
         return int(r.error_code)
 
-    async def commit_offset(self, group: str, offset: int, generation: int = -1, member: str = "") -> int:
+    async def end_v5(self, commit: bool, epoch: int | None = None) -> tuple[int, str, int]:
+        """EndTxn v5 (transaction version 2): the answer carries the producer id and the bumped epoch."""
+        r = await self.c.request(26, 5, transactional_id=self.txn_id, producer_id=self.pid,
+                                 producer_epoch=self.epoch if epoch is None else epoch, committed=commit)
+        pid = "P" if r.producer_id == self.pid else str(r.producer_id)
+        return int(r.error_code), pid, r.producer_epoch - self.epoch if r.producer_epoch >= 0 else -1
+
+    async def commit_offset(self, group: str, offset: int, generation: int = -1, member: str = "",
+                            version: int = 3) -> int:
         part = _TC.TxnOffsetCommitRequestTopic.TxnOffsetCommitRequestPartition(
             partition_index=0, committed_offset=offset, committed_leader_epoch=-1, committed_metadata="m")
-        r = await self.c.request(28, 3, transactional_id=self.txn_id, group_id=group, producer_id=self.pid,
+        r = await self.c.request(28, version, transactional_id=self.txn_id, group_id=group, producer_id=self.pid,
                                  producer_epoch=self.epoch, generation_id=generation, member_id=member,
                                  group_instance_id=None,
                                  topics=[_TC.TxnOffsetCommitRequestTopic(name=self.topic, partitions=[part])])
@@ -220,3 +229,46 @@ async def _fencing_part(c: RawConnection, t: Txn) -> Facts:
     facts.append(("new producer adds", await other.add([(t.topic, 0)])))
     facts.append(("new producer starts at seq 0", await other.produce(0)))
     return facts
+
+
+async def run_v2(host_port: str) -> Facts:
+    """Transaction version 2 (KIP-890 part 2), as a 4.4.0 broker finalizes it: implicit partition adds by
+    Produce v12 and TxnOffsetCommit v5, an epoch bump at every EndTxn v5 and the retries it accepts."""
+    host, port = host_port.rsplit(":", 1)
+    c = await RawConnection.open(host, int(port))
+    try:
+        av = await c.request(18, 3, client_software_name="t", client_software_version="1")
+        features = sorted((f.name, f.min_version_level, f.max_version_level) for f in av.finalized_features
+                          if f.name == "transaction.version")
+        txn_id, group = "tx2-" + uuid.uuid4().hex[:8], "g2-" + uuid.uuid4().hex[:8]
+        topic, facts = await _setup(c, txn_id)
+        facts.append(("finalized transaction.version", features))
+        t = Txn(c, topic, txn_id)
+        for _ in range(100):
+            init = await t.init(version=5)
+            if init[0] not in (14, 15, 16):
+                break
+            await asyncio.sleep(0.2)
+        facts.append(("init", init))
+        facts.append(("produce v12 without AddPartitionsToTxn", await t.produce(0, 2, version=12)))
+        facts.append(("describe after implicit add", await describe(c, txn_id)))
+        facts.append(("txn offset commit v5 without AddOffsetsToTxn", await t.commit_offset(group, 2, version=5)))
+        facts.append(("offset fetch require_stable", await offset_fetch(c, group, topic, True)))
+        facts.append(("commit v5", await t.end_v5(True)))
+        await settled(c, topic)
+        facts.append(("retried commit v5 (old epoch)", await t.end_v5(True)))
+        facts.append(("commit v5 again at the new epoch", await t.end_v5(True, t.epoch + 1)))
+        facts.append(("offset fetch after commit", await offset_fetch(c, group, topic, True)))
+        facts.append(("old epoch produce", await t.produce(2, version=12)))
+        t.epoch += 1
+        facts.append(("new epoch produce from seq 0", await t.produce(0, version=12)))
+        facts.append(("abort v5", await t.end_v5(False)))
+        await settled(c, topic)
+        facts.append(("fetch read_committed", await fetch(c, topic, 1, {t.pid: "P"})))
+        r = await c.request(61, 0, topics=[_DP.TopicRequest(name=topic, partition_indexes=[0])])
+        facts.append(("producers", [(p.producer_epoch - t.epoch, p.last_sequence, p.current_txn_start_offset)
+                                    for p in r.topics[0].partitions[0].active_producers]))
+        facts.append(("describe complete", await describe(c, txn_id)))
+        return facts
+    finally:
+        await c.close()

@@ -52,7 +52,7 @@ def test_an_init_during_a_transaction_fences_it_aborts_it_and_the_retry_gets_a_t
     assert _init(tc, ids)[0] is E.CONCURRENT_TRANSACTIONS
     [abort] = tc.completions
     assert (abort.commit, abort.producer_epoch, abort.partitions) == (False, 1, (("a", 0),))
-    assert tc.end_txn("t", 1000, 0, True, 6) is E.PRODUCER_FENCED
+    assert tc.end_txn("t", 1000, 0, True, 6).error is E.PRODUCER_FENCED
     _complete(tc)
     assert _init(tc, ids) == (E.NONE, 1000, 2)
 
@@ -72,17 +72,17 @@ def test_an_ongoing_transaction_past_its_timeout_is_aborted_at_the_next_periodic
 def test_ends_follow_the_states_and_a_delayed_marker_makes_the_next_request_wait() -> None:
     tc, ids = _coordinator()
     _init(tc, ids)
-    assert tc.end_txn("t", 1000, 0, True, 1) is E.INVALID_TXN_STATE  # Empty
+    assert tc.end_txn("t", 1000, 0, True, 1).error is E.INVALID_TXN_STATE  # Empty
     tc.marker_delay_ms = 500
     tc.add_partitions("t", 1000, 0, {("a", 0)}, 1)
-    assert tc.end_txn("t", 1000, 0, True, 2) is E.NONE
+    assert tc.end_txn("t", 1000, 0, True, 2).error is E.NONE
     assert tc.txns["t"].state is TxnState.PREPARE_COMMIT
     assert tc.add_partitions("t", 1000, 0, {("a", 1)}, 3) is E.CONCURRENT_TRANSACTIONS
     assert tc.due_completions(501) == [] and tc.next_deadline() == 502
     _complete(tc, 502)
-    assert tc.end_txn("t", 1000, 0, True, 503) is E.NONE  # a retried commit
-    assert tc.end_txn("t", 1000, 0, False, 503) is E.INVALID_TXN_STATE
-    assert tc.end_txn("t", 77, 0, False, 503) is E.INVALID_PRODUCER_ID_MAPPING
+    assert tc.end_txn("t", 1000, 0, True, 503).error is E.NONE  # a retried commit
+    assert tc.end_txn("t", 1000, 0, False, 503).error is E.INVALID_TXN_STATE
+    assert tc.end_txn("t", 77, 0, False, 503).error is E.INVALID_PRODUCER_ID_MAPPING
 
 
 def test_a_transaction_timeout_over_the_maximum_is_refused() -> None:
@@ -127,3 +127,18 @@ def test_the_lso_stops_at_an_open_transaction_and_an_abort_is_listed_for_read_co
     for batch in log.batches:
         restored.restore(batch.data)
     assert restored.last_stable_offset == 3 and len(restored.aborted_transactions(0, 4)) == 1
+
+
+def test_transaction_version_2_bumps_the_epoch_at_every_end_and_accepts_only_its_retry() -> None:
+    tc, ids = _coordinator()
+    _init(tc, ids)
+    assert tc.producing_error(1000, 0, ("a", 0), 1, tv2=True) is E.NONE  # the partition is added implicitly
+    assert tc.txns["t"].partitions == {("a", 0)}
+    end = tc.end_txn("t", 1000, 0, True, 2, tv2=True)
+    assert (end.error, end.producer_id, end.producer_epoch) == (E.NONE, 1000, 1)
+    assert tc.end_txn("t", 1000, 0, True, 3, tv2=True).error is E.CONCURRENT_TRANSACTIONS  # markers pending
+    _complete(tc, 3)
+    assert tc.end_txn("t", 1000, 0, True, 4, tv2=True).producer_epoch == 1  # a retry: the bumped epoch again
+    assert tc.end_txn("t", 1000, 1, True, 4, tv2=True).error is E.INVALID_TXN_STATE
+    assert tc.end_txn("t", 1000, 5, True, 4, tv2=True).error is E.PRODUCER_FENCED
+    assert tc.producing_error(1000, 0, ("a", 0), 5, tv2=True) is E.INVALID_PRODUCER_EPOCH

@@ -37,3 +37,15 @@ def test_the_transaction_scenario_answers_as_kafka_4_4_0_does(kafka_broker_4: Ka
 def test_the_transaction_scenario_answers_as_kafka_3_9_2_does(kafka_broker_3: KafkaBroker) -> None:
     real = asyncio.run(scenario.run(kafka_broker_3.bootstrap))
     _compare(asyncio.run(_on_emulator("kafka-3")), real)
+
+
+async def _v2_on_emulator() -> scenario.Facts:
+    async with Emulator(initial_rebalance_delay_ms=0, port=0) as emu:
+        return await scenario.run_v2(emu.bootstrap_servers)
+
+
+def test_transaction_version_2_answers_as_kafka_4_4_0_does(kafka_broker_4: KafkaBroker) -> None:
+    """The finalized transaction.version 2, implicit adds by Produce v12 and TxnOffsetCommit v5, EndTxn v5's
+    epoch bump and the retries it accepts (the path the Java 4.4.0 client takes on a 4.4.0 broker)."""
+    real = asyncio.run(scenario.run_v2(kafka_broker_4.bootstrap))
+    _compare(asyncio.run(_v2_on_emulator()), real)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
@@ -21,10 +22,28 @@ def _api_keys(table: VersionTable, only: int | None = None) -> list[Any]:
     ]
 
 
+# The feature a client reads to choose its transaction protocol (KIP-890): a default 4.4.0 broker finalizes
+# transaction.version 2 (its other features are not emulated); a 3.9 broker finalizes none of it.
+_TRANSACTION_VERSION = "transaction.version"
+_FEATURES_FROM = 3
+
+
+def _features(ctx: RequestContext) -> dict[str, Any]:
+    if ctx.api_version < _FEATURES_FROM or ctx.world.config.flavor != Flavor.KAFKA_4:
+        return {}
+    response = codec.response_type(API_KEY)
+    return {
+        "supported_features": [response.SupportedFeatureKey(name=_TRANSACTION_VERSION, min_version=0, max_version=2)],
+        "finalized_features_epoch": 1,
+        "finalized_features": [response.FinalizedFeatureKey(name=_TRANSACTION_VERSION, max_version_level=2,
+                                                            min_version_level=2)],
+    }
+
+
 def handle(ctx: RequestContext, request: Any) -> Any:
     return codec.new_response(
         API_KEY, ctx.api_version, error_code=ErrorCode.NONE, api_keys=_api_keys(ctx.world.versions),
-        throttle_time_ms=0,
+        throttle_time_ms=0, **_features(ctx),
     )
 
 

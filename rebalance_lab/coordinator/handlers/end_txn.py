@@ -1,8 +1,9 @@
-"""EndTxn (26), v0-4: commit or abort the transaction (``KafkaApis.handleEndTxnRequest``).
+"""EndTxn (26), v0-5: commit or abort the transaction (``KafkaApis.handleEndTxnRequest``).
 
 WRITE on the transactional id, then the coordinator's verdict (``transactions/coordinator.py``);
 PRODUCER_FENCED is INVALID_PRODUCER_EPOCH before v2. The markers are written before the answer
-(Kafka writes them just after it), unless a fault delays them.
+(Kafka writes them just after it), unless a fault delays them. v5 is transaction version 2 (KIP-890):
+the end bumps the epoch and the answer carries the producer id and the new epoch (-1/-1 on errors).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
 
 API_KEY = 26
-VERSIONS = (0, 4)  # v5 is transaction version 2 (KIP-890), not emulated (FIDELITY.md)
+_TV2_FROM = 5
 
 
 def handle(ctx: RequestContext, request: Any) -> Any:
@@ -28,10 +29,13 @@ def handle(ctx: RequestContext, request: Any) -> Any:
         return _reply(ctx, ErrorCode.NOT_COORDINATOR)
     service = txn_common.service(ctx)
     now = ctx.world.now_ms()
-    error = service.coordinator.end_txn(txn_id, request.producer_id, request.producer_epoch, request.committed, now)
+    result = service.coordinator.end_txn(txn_id, request.producer_id, request.producer_epoch, request.committed, now,
+                                         tv2=ctx.api_version >= _TV2_FROM)
     service.after(txn_id, now)
-    return _reply(ctx, txn_common.for_version(error, ctx.api_version, 2))
+    return _reply(ctx, txn_common.for_version(result.error, ctx.api_version, 2), result.producer_id,
+                  result.producer_epoch)
 
 
-def _reply(ctx: RequestContext, error: ErrorCode) -> Any:
-    return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, error_code=error)
+def _reply(ctx: RequestContext, error: ErrorCode, producer_id: int = -1, epoch: int = -1) -> Any:
+    return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, error_code=error,
+                              producer_id=producer_id, producer_epoch=epoch)

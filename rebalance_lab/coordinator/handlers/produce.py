@@ -29,6 +29,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator import record_batch, record_validation, topic_configs
 from rebalance_lab.coordinator.cluster import PartitionInfo, TopicInfo
 from rebalance_lab.coordinator.dataplane import dataplane, leadership_error, partition_log
@@ -94,8 +95,10 @@ def _verify_transaction(ctx: RequestContext, log: PartitionLog, header: BatchHea
         return
     if log.producer_state.duplicate_of(header) is not None:
         return
+    # Produce v12+ is transaction version 2 (the broker adds the partition itself) where it is finalized
+    tv2 = ctx.api_version >= 12 and ctx.world.config.flavor == Flavor.KAFKA_4
     error = transactions_of(ctx.world).coordinator.producing_error(header.producer_id, header.producer_epoch,
-                                                                   partition)
+                                                                   partition, ctx.world.now_ms(), tv2)
     if error is ErrorCode.INVALID_TXN_STATE:
         raise record_validation.AnsweredError(error, "Partition was not added to the transaction")
     if error is not ErrorCode.NONE:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator import consumer_surface
 from rebalance_lab.coordinator.group_service import owns_group, service_of
 from rebalance_lab.coordinator.handlers import authz, txn_common
@@ -25,6 +26,7 @@ from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
 API_KEY = 28
 _MEMBER_FROM = 3  # GenerationId, MemberId, GroupInstanceId (KIP-447)
+_TV2_FROM = 5
 _RESPONSE = codec.response_type(API_KEY)
 _TOPIC = _RESPONSE.TxnOffsetCommitResponseTopic
 _PARTITION = _TOPIC.TxnOffsetCommitResponsePartition
@@ -51,9 +53,17 @@ def _member(ctx: RequestContext, request: Any) -> tuple[str, int, str | None]:
 
 
 def _transaction_error(ctx: RequestContext, request: Any) -> ErrorCode:
-    """KIP-890 verification: the transaction must have added the group's offsets partition."""
+    """KIP-890 verification: the transaction must have added the group's offsets partition; from v5, where
+    transaction version 2 is finalized, the coordinator adds it itself."""
     partition = (OFFSETS_TOPIC, partition_for(request.group_id, ctx.world.config.group.offsets_topic_num_partitions))
-    verdict = txn_common.service(ctx).coordinator.verify_partitions(
+    service = txn_common.service(ctx)
+    if ctx.api_version >= _TV2_FROM and ctx.world.config.flavor == Flavor.KAFKA_4:
+        now = ctx.world.now_ms()
+        error = service.coordinator.add_partitions(request.transactional_id, request.producer_id,
+                                                   request.producer_epoch, {partition}, now, tv2=True)
+        service.after(request.transactional_id, now)
+        return error
+    verdict = service.coordinator.verify_partitions(
         request.transactional_id, request.producer_id, request.producer_epoch, [partition])[partition]
     return ErrorCode.INVALID_TXN_STATE if verdict is ErrorCode.TRANSACTION_ABORTABLE else verdict
 

@@ -48,6 +48,13 @@ class Completion:
 
 
 @dataclass(frozen=True)
+class EndResult:
+    error: ErrorCode
+    producer_id: int = -1
+    producer_epoch: int = -1
+
+
+@dataclass(frozen=True)
 class InitResult:
     error: ErrorCode
     producer_id: int = -1
@@ -112,7 +119,9 @@ class TransactionCoordinator:
         return txn, ErrorCode.NONE
 
     def add_partitions(self, txn_id: str, producer_id: int, epoch: int, partitions: set[TopicPartition],
-                       now_ms: int) -> ErrorCode:
+                       now_ms: int, tv2: bool = False) -> ErrorCode:
+        """``tv2``: an implicit add of transaction version 2 (Produce v12+, TxnOffsetCommit v5+), which makes the
+        transaction a version-2 one (its end bumps the epoch)."""
         txn, error = self._check_producer(txn_id, producer_id, epoch)
         if txn is None:
             return error
@@ -122,6 +131,7 @@ class TransactionCoordinator:
             return ErrorCode.NONE
         if txn.state in COMPLETED:
             txn.start_ms = now_ms
+        txn.tv2 = tv2
         txn.partitions |= partitions
         txn.state, txn.last_update_ms = TxnState.ONGOING, now_ms
         return ErrorCode.NONE
@@ -136,30 +146,45 @@ class TransactionCoordinator:
             return {tp: error for tp in partitions}
         return {tp: ErrorCode.NONE if tp in txn.partitions else ErrorCode.TRANSACTION_ABORTABLE for tp in partitions}
 
-    def producing_error(self, producer_id: int, epoch: int, partition: TopicPartition) -> ErrorCode:
+    def producing_error(self, producer_id: int, epoch: int, partition: TopicPartition, now_ms: int,
+                        tv2: bool = False) -> ErrorCode:
         """KIP-890 part 1: a transactional batch opening a transaction in a partition must belong to a
         transaction that added the partition (the real 4.4.0 broker answers INVALID_TXN_STATE, 'Partition was
         not added to the transaction'; an epoch older than the coordinator's, INVALID_PRODUCER_EPOCH)."""
         txn = self._by_producer.get(producer_id)
         if txn is not None and epoch < txn.producer_epoch:
             return ErrorCode.INVALID_PRODUCER_EPOCH
+        if tv2 and txn is not None:  # transaction version 2: the broker adds the partition itself
+            error = self.add_partitions(txn.transactional_id, producer_id, epoch, {partition}, now_ms, tv2=True)
+            return ErrorCode.INVALID_PRODUCER_EPOCH if error is ErrorCode.PRODUCER_FENCED else error
         if txn is None or txn.state != TxnState.ONGOING or partition not in txn.partitions:
             return ErrorCode.INVALID_TXN_STATE
         return ErrorCode.NONE
 
     # -- EndTxn ------------------------------------------------------------------------
 
-    def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool, now_ms: int) -> ErrorCode:
-        txn, error = self._check_producer(txn_id, producer_id, epoch)
-        if txn is None:
-            return error
-        if txn.pending_commit is not None:
-            return ErrorCode.CONCURRENT_TRANSACTIONS
-        return self._end(txn, commit, now_ms)
+    def end_txn(self, txn_id: str, producer_id: int, epoch: int, commit: bool, now_ms: int,
+                tv2: bool = False) -> EndResult:
+        """``endTransaction`` from a client; ``tv2`` for EndTxn v5+ (the answer carries the bumped epoch)."""
+        txn = self.txns.get(txn_id)
+        if txn is None or txn.producer_id != producer_id:
+            return EndResult(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
+        if not _valid_end_epoch(txn, epoch):
+            return EndResult(ErrorCode.PRODUCER_FENCED)
+        if txn.tv2 and txn.state in COMPLETED and epoch == txn.producer_epoch:
+            # version 2: an end at the bumped epoch is a new end with no transaction (the real 4.4.0 broker)
+            return EndResult(ErrorCode.INVALID_TXN_STATE)
+        error = self._end(txn, commit, now_ms, tv2)
+        if error is not ErrorCode.NONE:
+            return EndResult(error)
+        return EndResult(error, txn.producer_id, txn.producer_epoch)
 
-    def _end(self, txn: TxnMetadata, commit: bool, now_ms: int) -> ErrorCode:
+    def _end(self, txn: TxnMetadata, commit: bool, now_ms: int, tv2: bool = False) -> ErrorCode:
         state = txn.state
         if state == TxnState.ONGOING:
+            if tv2:  # prepareAbortOrCommit of transaction version 2: every end bumps the epoch
+                txn.last_producer_epoch, txn.producer_epoch = txn.producer_epoch, txn.producer_epoch + 1
+            txn.tv2 = tv2
             txn.state = TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT
             txn.pending_commit, txn.last_update_ms = commit, now_ms
             self.completions.append(Completion(txn.transactional_id, txn.producer_id, txn.producer_epoch, commit,
@@ -218,6 +243,16 @@ class TransactionCoordinator:
     def describe(self, txn_id: str) -> TxnMetadata | None:
         txn = self.txns.get(txn_id)
         return None if txn is None or txn.state == TxnState.DEAD else txn
+
+
+def _valid_end_epoch(txn: TxnMetadata, epoch: int) -> bool:
+    """``endTransaction``'s epoch check: strict equality for version 1; for a version-2 transaction a
+    Prepare* state only accepts a retry of the end that bumped the epoch (``endTxnEpochBumped``), a
+    Complete* state that retry or the current epoch."""
+    if not txn.tv2 or txn.state in (TxnState.ONGOING, TxnState.EMPTY):
+        return epoch == txn.producer_epoch
+    retry = txn.producer_epoch == epoch + 1
+    return retry or (txn.state in COMPLETED and epoch == txn.producer_epoch)
 
 
 def _valid_producer_id(txn: TxnMetadata, producer_id: int, epoch: int) -> bool:

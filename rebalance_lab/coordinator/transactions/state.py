@@ -46,6 +46,8 @@ class TxnMetadata:
     last_update_ms: int = -1
     # The end under way while its markers are written (None: no transition pending)
     pending_commit: bool | None = None
+    # The client's transaction version of the last transition (KIP-890 part 2: every end bumps the epoch)
+    tv2: bool = False
 
     def sorted_partitions(self) -> list[TopicPartition]:
         return sorted(self.partitions)
