@@ -24,20 +24,25 @@ from rebalance_lab.protocol.codec import API_NAMES, codec_version_range
 # Ranges advertised by real brokers for the APIs the emulator implements.
 # Group APIs: spec/coordinator.md §1.1. Others: the brokers' ApiVersions responses.
 _KAFKA_4: dict[str, tuple[int, int]] = {
-    "Produce": (0, 12), "Fetch": (4, 17), "ListOffsets": (1, 10), "Metadata": (0, 13),
-    "OffsetCommit": (2, 9), "OffsetFetch": (1, 9), "FindCoordinator": (0, 6),
+    "Produce": (0, 13), "Fetch": (4, 18), "ListOffsets": (1, 11), "Metadata": (0, 13),  # as 4.4.0 advertises them
+    "OffsetCommit": (2, 10), "OffsetFetch": (1, 10), "FindCoordinator": (0, 6),
     "JoinGroup": (0, 9), "Heartbeat": (0, 4), "LeaveGroup": (0, 5), "SyncGroup": (0, 5),
-    "DescribeGroups": (0, 6), "ListGroups": (0, 5), "ApiVersions": (0, 4),
+    "DescribeGroups": (0, 6), "ListGroups": (0, 5), "ApiVersions": (0, 5),
     "CreateTopics": (2, 7), "DeleteTopics": (1, 6), "CreatePartitions": (0, 3),
-    "DeleteGroups": (0, 2), "OffsetDelete": (0, 0), "InitProducerId": (0, 5),
+    "DeleteGroups": (0, 3), "OffsetDelete": (0, 0), "InitProducerId": (0, 5),
     "ConsumerGroupHeartbeat": (0, 1), "ConsumerGroupDescribe": (0, 1),  # KIP-848 (spec/kip848.md §1.1)
     # transactions: the real 4.4.0 broker's ApiVersions (TxnOffsetCommit v6 is beyond the codec)
     "AddPartitionsToTxn": (0, 5), "AddOffsetsToTxn": (0, 4), "EndTxn": (0, 5), "TxnOffsetCommit": (0, 6),
     "DescribeProducers": (0, 0), "DescribeTransactions": (0, 0), "ListTransactions": (0, 2),
     "DescribeAcls": (1, 3), "CreateAcls": (1, 3), "DeleteAcls": (1, 3),  # v0 removed in 4.0 (the schemas say so)
+    # admin APIs (issue 18): the real 4.4.0 broker's ApiVersions
+    "DescribeConfigs": (1, 4), "AlterConfigs": (0, 2), "IncrementalAlterConfigs": (0, 1), "DeleteRecords": (0, 2),
+    "DescribeCluster": (0, 2), "DescribeTopicPartitions": (0, 0), "DescribeLogDirs": (1, 5), "ElectLeaders": (0, 2),
+    "AlterPartitionReassignments": (0, 1), "ListPartitionReassignments": (0, 0), "OffsetForLeaderEpoch": (2, 4),
+    "ListConfigResources": (0, 1),
 }
 _KAFKA_3: dict[str, tuple[int, int]] = {
-    "Produce": (0, 11), "Fetch": (0, 16), "ListOffsets": (0, 9), "Metadata": (0, 12),
+    "Produce": (0, 11), "Fetch": (0, 17), "ListOffsets": (0, 9), "Metadata": (0, 12),  # as 3.9.2 advertises them
     "OffsetCommit": (0, 9), "OffsetFetch": (0, 9), "FindCoordinator": (0, 6),
     "JoinGroup": (0, 9), "Heartbeat": (0, 4), "LeaveGroup": (0, 5), "SyncGroup": (0, 5),
     "DescribeGroups": (0, 5), "ListGroups": (0, 5), "ApiVersions": (0, 4),
@@ -47,6 +52,11 @@ _KAFKA_3: dict[str, tuple[int, int]] = {
     "AddPartitionsToTxn": (0, 5), "AddOffsetsToTxn": (0, 4), "EndTxn": (0, 4), "TxnOffsetCommit": (0, 4),
     "DescribeProducers": (0, 0), "DescribeTransactions": (0, 0), "ListTransactions": (0, 1),
     "DescribeAcls": (0, 3), "CreateAcls": (0, 3), "DeleteAcls": (0, 3),  # v0 is beyond the codec (1-3 advertised)
+    # admin APIs: 3.9.2's ApiVersions (DescribeConfigs, DescribeLogDirs, OffsetForLeaderEpoch from 0: beyond the codec)
+    "DescribeConfigs": (0, 4), "AlterConfigs": (0, 2), "IncrementalAlterConfigs": (0, 1), "DeleteRecords": (0, 2),
+    "DescribeCluster": (0, 1), "DescribeTopicPartitions": (0, 0), "DescribeLogDirs": (0, 4), "ElectLeaders": (0, 2),
+    "AlterPartitionReassignments": (0, 0), "ListPartitionReassignments": (0, 0), "OffsetForLeaderEpoch": (0, 4),
+    "ListConfigResources": (0, 0),  # 3.9's ListClientMetricsResources
 }
 PRESETS: dict[str, dict[str, tuple[int, int]]] = {"kafka-4": _KAFKA_4, "kafka-3": _KAFKA_3}
 
