@@ -133,8 +133,9 @@ class BrokerConfigs:
         """``DynamicBrokerConfig.validate``: read-only names and unparsable values are refused."""
         fixed = [name for name in changes if self.schema.get(name, {}).get("read_only")]
         if fixed:
-            names = ", ".join(fixed)
-            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: [{names}]")
+            names = ", ".join(fixed)  # 3.9.2 prints a Scala Set, 4.4.0 a Java list
+            shown = f"Set({names})" if self.flavor == Flavor.KAFKA_3 else f"[{names}]"
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Cannot update these configs dynamically: {shown}")
         for name, value in changes.items():
             schema = self.schema.get(name)
             if schema is not None and value is not None:

@@ -158,3 +158,7 @@ async def test_topic_configs_are_described_altered_and_refused_as_kafka_3_9_does
 
 async def test_broker_configs_report_kafka_4_4_defaults_and_take_dynamic_values(kafka_broker_4: KafkaBroker) -> None:
     assert_same(*await on_both(kafka_broker_4, _broker_scenario))
+
+
+async def test_broker_configs_report_kafka_3_9_defaults_and_take_dynamic_values(kafka_broker_3: KafkaBroker) -> None:
+    assert_same(*await on_both(kafka_broker_3, _broker_scenario, Flavor.KAFKA_3))
