@@ -171,11 +171,9 @@ def _mutate_fields(rng: random.Random, node: Any, fields: list[dict[str, Any]], 
 def mutate_fields(rng: random.Random, seed: Seed) -> bytes | None:
     """The seed re-encoded after setting a few fields (nested ones too) to extreme values; None if not encodable."""
     try:
-        decoded = codec.decode_request(seed.payload)
-        body = codec.generic(decoded.body)
+        body = codec.generic(codec.decode_request(seed.payload).body)  # a fresh object, mutated in place
         _mutate_fields(rng, body, codec.request_type(seed.api_key)._json["fields"], seed.version)
-        return seed.payload[:len(seed.payload) - len(codec.encode_body(decoded.body, seed.version))] + \
-            codec.encode_body(body, seed.version)
+        return _header(seed.api_key, seed.version) + codec.encode_body(body, seed.version)
     except Exception:  # an extreme the encoder refuses (e.g. a value out of a field's range): skip it
         return None
 
