@@ -18,6 +18,7 @@ from rebalance_lab.coordinator.cluster import TopicInfo
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.offsets_service import offsets_of
 from rebalance_lab.coordinator.records import GroupRecord
+from rebalance_lab.coordinator.transactions.service import abort_orphaned_transactions
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.storage import groups, partitions, topics
 from rebalance_lab.storage.segments import DEFAULT_SEGMENT_BYTES, DirectoryLock, FlushPolicy, SegmentLog
@@ -132,5 +133,9 @@ def install(world: World, data_dir: str, policy: FlushPolicy, segment_bytes: int
     storage = Storage(world, Path(data_dir), policy, segment_bytes)
     storage.load()
     storage.start_writing()
+    # The transaction coordinator's state is not stored: transactions left open are aborted (markers stored too)
+    aborted = abort_orphaned_transactions(world)
+    if aborted:
+        log.info("aborted %d transactions left open in the logs", aborted)
     world.services[SERVICE_KEY] = storage
     return storage

@@ -102,3 +102,26 @@ def transactions_of(world: World) -> TransactionService:
     world.services[SERVICE_KEY] = service
     world.register_timed(service)
     return service
+
+
+def abort_orphaned_transactions(world: World) -> int:
+    """After a data directory is loaded: abort every transaction still open in a partition log.
+
+    The coordinator's state is not stored, and the emulator writes an end's markers before answering EndTxn,
+    so an open transaction was never committed to its producer; Kafka would abort it at its timeout. Without
+    this its first offset would hold the last stable offset back for ever. Returns the markers written."""
+    plane = dataplane(world)
+    written = 0
+    for info in world.cluster.topics.values():
+        for partition in info.partitions:
+            log = plane.logs.existing(info.topic_id, partition.partition)
+            if log is None:
+                continue
+            for producer_id, entry in list(log.producer_state.producers.items()):
+                if entry.open_txn_first_offset is None:
+                    continue
+                log.append_marker(control_batch(producer_id, entry.epoch, False, COORDINATOR_EPOCH, world.now_ms()))
+                plane.logs.appended((info.topic_id, partition.partition))
+                written += 1
+    return written
+
