@@ -5,6 +5,7 @@ answer, no hang), so a client fails fast with its own final error (librdkafka: _
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -130,3 +131,19 @@ async def test_every_api_the_kafka_4_preset_advertises_has_kafka_4_4_s_range(kaf
 async def test_every_api_the_kafka_3_preset_advertises_has_kafka_3_9_s_range(kafka_broker_3: KafkaBroker) -> None:
     ours, theirs = await _emulator_table(Flavor.KAFKA_3, "kafka-3"), await _broker_table(kafka_broker_3)
     assert ours == _within_codec(theirs, set(ours))
+
+
+async def test_the_api_table_in_fidelity_md_is_what_the_emulator_advertises() -> None:
+    text = (Path(__file__).resolve().parents[2] / "FIDELITY.md").read_text()
+    section = text[text.index("## Admin APIs"):]
+    rows = [line.split("|")[1:-1] for line in section.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    columns = {int(r[0]): (r[2].strip(), r[3].strip(), r[5].strip()) for r in rows}
+
+    def shown(table: dict[int, tuple[int, int]], key: int) -> str:
+        bounds = table.get(key)
+        return "-" if bounds is None else (f"{bounds[0]}-{bounds[1]}" if bounds[0] != bounds[1] else str(bounds[0]))
+
+    tables = [await _emulator_table(Flavor.KAFKA_4, "codec"), await _emulator_table(Flavor.KAFKA_4, "kafka-4"),
+              await _emulator_table(Flavor.KAFKA_3, "kafka-3")]
+    assert set(tables[0]) <= set(columns)
+    assert {k: tuple(shown(t, k) for t in tables) for k in columns} == columns
