@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from rebalance_lab.api import Emulator
+from rebalance_lab.config import Flavor
 from rebalance_lab.protocol import codec
 from tests.admin.diff_support import assert_same, create_topic, on_both
 from tests.integration.wire import RawConnection
@@ -40,12 +41,16 @@ async def _describe_cluster(conn: RawConnection, version: int, endpoint_type: in
             sorted(r.authorized_operations) if r.authorized_operations else r.authorized_operations)
 
 
-async def _cluster_scenario(conn: RawConnection, s: str) -> list[Any]:
-    steps = [await _describe_cluster(conn, v) for v in (0, 1, 2)]
+async def _cluster_scenario(conn: RawConnection, s: str, newest: int = 2) -> list[Any]:
+    steps = [await _describe_cluster(conn, v) for v in range(newest + 1)]
     steps.append(await _describe_cluster(conn, 1, with_operations=False))
     steps.append(await _describe_cluster(conn, 1, endpoint_type=2))
-    steps.append(await _describe_cluster(conn, 2, endpoint_type=5))
+    steps.append(await _describe_cluster(conn, newest, endpoint_type=5))
     return steps
+
+
+async def _cluster_scenario_3(conn: RawConnection, s: str) -> list[Any]:
+    return await _cluster_scenario(conn, s, newest=1)  # 3.9.2 serves DescribeCluster v0-1
 
 
 async def _pages(conn: RawConnection, names: list[str], limit: int, cursor: tuple[str, int] | None = None) -> Any:
@@ -81,6 +86,14 @@ async def _partitions_scenario(conn: RawConnection, s: str) -> list[Any]:
 
 async def test_describe_cluster_answers_as_kafka_4_4_does(kafka_broker_4: KafkaBroker) -> None:
     assert_same(*await on_both(kafka_broker_4, _cluster_scenario))
+
+
+async def test_describe_cluster_answers_as_kafka_3_9_does(kafka_broker_3: KafkaBroker) -> None:
+    assert_same(*await on_both(kafka_broker_3, _cluster_scenario_3, Flavor.KAFKA_3))
+
+
+async def test_describe_topic_partitions_pages_as_kafka_3_9_does(kafka_broker_3: KafkaBroker) -> None:
+    assert_same(*await on_both(kafka_broker_3, _partitions_scenario, Flavor.KAFKA_3))
 
 
 async def test_describe_topic_partitions_pages_as_kafka_4_4_does(kafka_broker_4: KafkaBroker) -> None:

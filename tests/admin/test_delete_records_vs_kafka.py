@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from rebalance_lab.config import Flavor
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
 from tests.admin.diff_support import assert_same, create_topic, on_both
@@ -100,3 +101,7 @@ async def _scenario(conn: RawConnection, s: str) -> list[Any]:
 
 async def test_delete_records_moves_the_log_start_offset_as_kafka_4_4_does(kafka_broker_4: KafkaBroker) -> None:
     assert_same(*await on_both(kafka_broker_4, _scenario))
+
+
+async def test_delete_records_moves_the_log_start_offset_as_kafka_3_9_does(kafka_broker_3: KafkaBroker) -> None:
+    assert_same(*await on_both(kafka_broker_3, _scenario, Flavor.KAFKA_3))

@@ -1,5 +1,5 @@
 """ElectLeaders, partition reassignments, OffsetForLeaderEpoch, DescribeLogDirs and ListConfigResources: the
-same raw requests to the emulator and to Kafka 4.4.0 (one broker on each side, so every election is
+same raw requests to the emulator and to Kafka 4.4.0 and 3.9.2 (one broker on each side, so every election is
 "not needed" and a reassignment can only keep the one replica; the multi-broker behaviour is shown on the
 emulator alone, in test_partition_admin.py).
 
@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from rebalance_lab.config import Flavor
 from rebalance_lab.protocol import codec
 from tests.admin.diff_support import assert_same, create_topic, on_both
 from tests.admin.test_delete_records_vs_kafka import produce
@@ -108,7 +109,9 @@ async def _config_resources(conn: RawConnection, version: int, node: int, s: str
     return r.error_code, sorted(mine)
 
 
-async def _scenario(conn: RawConnection, s: str) -> list[Any]:
+async def _scenario(conn: RawConnection, s: str, kafka_3: bool = False) -> list[Any]:
+    """kafka_3: the versions 3.9.2 serves (AlterPartitionReassignments v0, DescribeLogDirs v1-4,
+    ListConfigResources v0 as ListClientMetricsResources)."""
     node, topic = await _node(conn), f"pa-{s}"
     await create_topic(conn, topic, 2)
     for count in (3, 2):
@@ -116,18 +119,26 @@ async def _scenario(conn: RawConnection, s: str) -> list[Any]:
     steps: list[Any] = [await _elect(conn, v, [(topic, [0, 1, 5]), (f"pa-none-{s}", [0])]) for v in (0, 1, 2)]
     steps.append(await _elect(conn, 2, [(topic, [0])], election=1))
     steps.append(await _elect(conn, 2, [(topic, [0])], election=3))
-    steps += [await _reassign(conn, v, node, s) for v in (0, 1)]
+    steps += [await _reassign(conn, v, node, s) for v in ((0,) if kafka_3 else (0, 1))]
     steps.append(await _list_reassignments(conn, s))
     asks = [(topic, 0, -1, 0), (topic, 1, 5, 0), (topic, 7, -1, 0), (f"pa-none-{s}", 0, -1, 0), (topic, 0, 0, 3),
             (topic, 1, 0, -1)]
     steps += [await _epochs(conn, v, s, asks) for v in (2, 3, 4)]
-    steps += [await _log_dirs(conn, v, s, named=True) for v in (1, 2, 3, 4, 5)]
+    steps += [await _log_dirs(conn, v, s, named=True) for v in ((1, 2, 3, 4) if kafka_3 else (1, 2, 3, 4, 5))]
     steps.append(await _log_dirs(conn, 4, s, named=False))
     steps.append(await _config_resources(conn, 0, node, s, []))
-    for types in ([4, 8], [2], [], [7]):
+    for types in ([] if kafka_3 else ([4, 8], [2], [], [7])):
         steps.append(await _config_resources(conn, 1, node, s, types))
     return steps
 
 
+async def _scenario_3(conn: RawConnection, s: str) -> list[Any]:
+    return await _scenario(conn, s, kafka_3=True)
+
+
 async def test_partition_admin_apis_answer_as_kafka_4_4_does(kafka_broker_4: KafkaBroker) -> None:
     assert_same(*await on_both(kafka_broker_4, _scenario))
+
+
+async def test_partition_admin_apis_answer_as_kafka_3_9_does(kafka_broker_3: KafkaBroker) -> None:
+    assert_same(*await on_both(kafka_broker_3, _scenario_3, Flavor.KAFKA_3))
