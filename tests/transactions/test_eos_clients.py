@@ -129,19 +129,22 @@ def test_confluent_kafka_consume_transform_produce_is_exactly_once(emulator: Emu
     assert _committed(emulator.bootstrap_servers, source, group) == RECORDS
 
 
-def _java_transform(bootstrap: str, source: str, sink: str, group: str, txn_id: str) -> None:
+def _java_transform(bootstrap: str, source: str, sink: str, group: str, txn_id: str,
+                    group_protocol: str = "classic") -> None:
     """The Java client (kafka-clients 4.4.0, from the kafka-tools Maven project's classpath)."""
     command = ["java", "-Xmx256m", "-XX:+UseSerialGC", "-cp", kafka_tools.classpath(), str(JAVA_PROGRAM),
-               bootstrap, source, sink, group, txn_id, str(RECORDS)]
+               bootstrap, source, sink, group, txn_id, str(RECORDS), group_protocol]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert f"transformed {RECORDS}" in done.stdout
 
 
-def test_the_java_client_consume_transform_produce_is_exactly_once(emulator: Emulator) -> None:
+@pytest.mark.parametrize("group_protocol", ["classic", "consumer"])
+def test_the_java_client_consume_transform_produce_is_exactly_once(emulator: Emulator, group_protocol: str) -> None:
+    """Also with a KIP-848 consumer group: TxnOffsetCommit then carries the member's epoch."""
     source, sink, group, txn_id = _names()
     _fill_input(emulator.bootstrap_servers, source, sink)
-    _java_transform(emulator.bootstrap_servers, source, sink, group, txn_id)
+    _java_transform(emulator.bootstrap_servers, source, sink, group, txn_id, group_protocol)
     committed = _read_output(emulator.bootstrap_servers, sink, "read_committed")
     assert sorted(committed) == sorted(f"out-{i}".encode() for i in range(RECORDS))
     uncommitted = _read_output(emulator.bootstrap_servers, sink, "read_uncommitted")

@@ -1,6 +1,6 @@
 // Consume-transform-produce with exactly-once, the Java client (kafka-clients 4.4.0), run by
 // tests/transactions/test_eos_clients.py with Java's source launcher:
-//   java -cp <kafka-clients classpath> EosTransform.java BOOTSTRAP SOURCE SINK GROUP TXN_ID RECORDS
+//   java -cp <kafka-clients classpath> EosTransform.java BOOTSTRAP SOURCE SINK GROUP TXN_ID RECORDS [GROUP_PROTOCOL]
 // One transaction of 5 "aborted-N" records is aborted first; then each batch of input records is
 // transformed ("in-" -> "out-") and committed with the consumer's offsets in the same transaction.
 import java.time.Duration;
@@ -31,6 +31,7 @@ public class EosTransform {
         c.put("enable.auto.commit", "false");
         c.put("auto.offset.reset", "earliest");
         c.put("isolation.level", "read_committed");
+        if (args.length > 6) c.put("group.protocol", args[6]);  // "consumer": a KIP-848 member's epoch is checked
         try (KafkaProducer<byte[], byte[]> producer =
                  new KafkaProducer<>(p, new ByteArraySerializer(), new ByteArraySerializer());
              KafkaConsumer<byte[], byte[]> consumer =
