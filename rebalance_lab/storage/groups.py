@@ -9,6 +9,10 @@ same moments, before the request that caused them is answered:
   stored (Stable) or the group becomes Empty, ``{"g-": group}`` its tombstone;
 * ``{"c": record}`` each KIP-848 consumer group record (Kafka's consumer group records are what
   :mod:`rebalance_lab.coordinator.consumer.apply` folds, and are also its persistence).
+
+A KIP-848 group is kept here folded (the same fold as the coordinator's), not as its history: a compaction
+writes each group as its snapshot (:mod:`rebalance_lab.coordinator.consumer.snapshot`, the latest value of
+each of Kafka's record keys), so memory and the compacted log grow with the live state, not with the churn.
 """
 
 from __future__ import annotations
@@ -20,8 +24,11 @@ from typing import Any
 
 from rebalance_lab.coordinator.classic.restore import persisted
 from rebalance_lab.coordinator.classic.view import GroupView
+from rebalance_lab.coordinator.consumer.apply import apply
 from rebalance_lab.coordinator.consumer.migration import GroupDowngraded
+from rebalance_lab.coordinator.consumer.model import ConsumerGroup
 from rebalance_lab.coordinator.consumer.records import ConsumerRecord, GroupDeleted
+from rebalance_lab.coordinator.consumer.snapshot import snapshot
 from rebalance_lab.coordinator.group_service import GroupService
 from rebalance_lab.coordinator.offsets import CommittedOffset, OffsetStore, TopicPartitionKey
 from rebalance_lab.coordinator.records import GroupRecord
@@ -38,11 +45,16 @@ ClassicLookup = Callable[[str], GroupView | None]  # the classic coordinator's g
 
 @dataclass
 class GroupState:
-    """What the log holds, folded: the live offsets, classic groups and consumer groups' records."""
+    """What the log holds, folded: the live offsets, classic groups and consumer groups."""
 
     offsets: dict[OffsetKey, CommittedOffset] = field(default_factory=dict)
     classic: dict[str, GroupView] = field(default_factory=dict)
-    consumer: dict[str, list[ConsumerRecord]] = field(default_factory=dict)
+    consumer_groups: dict[str, ConsumerGroup] = field(default_factory=dict)
+
+    @property
+    def consumer(self) -> dict[str, list[ConsumerRecord]]:
+        """Each consumer group as its snapshot: the records that rebuild it, what a compaction writes."""
+        return {group_id: snapshot(group) for group_id, group in self.consumer_groups.items()}
 
     def replay(self, record: dict[str, Any]) -> None:
         if "o" in record:
@@ -66,9 +78,12 @@ class GroupState:
         if not isinstance(record, ConsumerRecord):
             raise StorageError(f"{DIRECTORY}: a consumer group record of type {type(record).__name__}")
         if isinstance(record, GroupDeleted | GroupDowngraded):
-            self.consumer.pop(record.group_id, None)  # the group's records are all tombstoned
-        else:
-            self.consumer.setdefault(record.group_id, []).append(record)
+            self.consumer_groups.pop(record.group_id, None)  # the group's records are all tombstoned
+            return
+        group = self.consumer_groups.get(record.group_id)
+        if group is None:
+            group = self.consumer_groups[record.group_id] = ConsumerGroup(record.group_id)
+        apply(group, record)
 
     def records(self) -> list[dict[str, Any]]:
         """The live state as records (what compaction keeps)."""

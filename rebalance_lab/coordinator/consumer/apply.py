@@ -9,6 +9,7 @@ inverted target) follow every member change.
 from __future__ import annotations
 
 from rebalance_lab.coordinator.consumer import records as r
+from rebalance_lab.coordinator.consumer.assignors.java_order import TimelineKeyOrder
 from rebalance_lab.coordinator.consumer.model import (
     ConsumerGroup,
     ConsumerMember,
@@ -20,6 +21,7 @@ from rebalance_lab.coordinator.consumer.model import (
     count,
     evolve,
 )
+from rebalance_lab.coordinator.consumer.snapshot import KeyOrdersRestored
 from rebalance_lab.coordinator.records import GroupRecord
 
 
@@ -45,6 +47,9 @@ def apply(group: ConsumerGroup, record: GroupRecord) -> None:
         remove_member(group, record.member_id)
     elif isinstance(record, r.RegexResolved):
         set_resolved_regex(group, record.regex, record.resolved)
+    elif isinstance(record, KeyOrdersRestored):  # the last record of a snapshot
+        group.member_order = TimelineKeyOrder.restored(record.members)
+        group.assignor_order = TimelineKeyOrder.restored(record.assignors)
 
 
 def _with_metadata(member: ConsumerMember, source: ConsumerMember) -> ConsumerMember:

@@ -28,6 +28,7 @@ from rebalance_lab.clients.assignors.java_hashmap import (
     to_int32,
 )
 
+Slots = tuple[tuple[str, ...], ...]  # a TimelineKeyOrder's slot arrays, as stored in a group snapshot
 _MASK64 = (1 << 64) - 1
 _FIBONACCI = 0x9E3779B97F4A7C15  # BaseHashTable.findSlot's multiplier (-7046029254386353131 as a long)
 
@@ -124,6 +125,17 @@ class TimelineKeyOrder:
     def __iter__(self) -> Iterator[str]:
         for slot in self._slots:
             yield from reversed(slot)  # CurrentIterator pops each slot's array from its end
+
+    @classmethod
+    def restored(cls, slots: Slots) -> TimelineKeyOrder:
+        """The order :meth:`slots` saved, capacity included (so later puts land where they would have)."""
+        order = cls()
+        order._slots = [list(slot) for slot in slots]
+        order._keys = {key for slot in slots for key in slot}
+        return order
+
+    def slots(self) -> Slots:
+        return tuple(tuple(slot) for slot in self._slots)
 
     def put(self, key: str) -> None:
         if key in self._keys:
