@@ -77,12 +77,19 @@ def populate(entity: type[Any]) -> Any:
         kafka_type = field.metadata.get("kafka_type")
         if kafka_type is None:
             kwargs[field.name] = _compound(hint)
-        elif typing.get_origin(hint) is tuple:
+        elif typing.get_origin(_non_null(hint)) is tuple:  # an array of scalars, nullable or not
+            hint = _non_null(hint)
             kwargs[field.name] = tuple(_wrap(typing.get_args(hint)[0], _scalar(kafka_type, field.name))
                                        for _ in range(2))
         else:
             kwargs[field.name] = _wrap(hint, _scalar(kafka_type, field.name))
     return entity(**kwargs)
+
+
+def _non_null(hint: Any) -> Any:
+    """``X | None`` -> ``X`` (any other hint unchanged)."""
+    args = [a for a in typing.get_args(hint) if a is not type(None)]
+    return args[0] if type(None) in typing.get_args(hint) and len(args) == 1 else hint
 
 
 def _compound(hint: Any) -> Any:
