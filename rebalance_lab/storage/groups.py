@@ -103,6 +103,11 @@ class GroupStore:
         self._state = GroupState()  # what the log holds, kept up to date: what a compaction writes
         self.compaction_bytes = compaction_bytes
 
+    @property
+    def state(self) -> GroupState:
+        """What the log holds, folded, kept up to date while serving (what the next compaction writes)."""
+        return self._state
+
     def read(self) -> GroupState:
         """The log folded into the live state; the log is then rewritten as just that state."""
         state = GroupState()

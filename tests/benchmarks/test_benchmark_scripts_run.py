@@ -87,3 +87,9 @@ def test_the_durability_benchmark_prints_each_mode_and_the_restart_time() -> Non
 def test_the_acl_authorizer_benchmark_prints_decision_rates_and_metadata_times() -> None:
     out = _run("acl_authorizer.py", "--acls", "100,1000", "--checks", "2000", "--topics", "50")
     assert out.count("decisions/s") == 2 and "no authorizer" in out and out.count("shown") == 3
+
+
+def test_the_consumer_compaction_benchmark_prints_the_group_log_size_and_rss_per_report() -> None:
+    out = _run("consumer_compaction.py", "--cycles", "20", "--report-every", "10", "--steady", "2",
+               "--compaction-kib", "16")
+    assert out.count("records a reload folds    7") == 2 and "group log" in out and "RSS" in out
