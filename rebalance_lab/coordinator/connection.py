@@ -6,7 +6,7 @@ the channels round-robin; the server here does the same on asyncio (server.py). 
 the two pieces of per-connection state that gives it:
 
 * :class:`Output`: a connection's responses in request order, written as soon as the loop turns
-  (several answers of one turn leave in one write); :meth:`Output.pace` is where a connection
+  (several answers of one turn leave in one write); :meth:`Output.next_turn` is where a connection
   yields to the others between requests, and waits while its unsent bytes are above the
   transport's high-water mark (a client that does not read its answers stops being read);
 * :class:`IdleConnections`: when each connection was last active, swept periodically for those
@@ -61,20 +61,23 @@ class Output:
             self._writer.write(pending[0] if len(pending) == 1 else b"".join(pending))
         pending.clear()
 
-    async def pace(self) -> None:
-        """Between two requests of this connection: let the others run, and wait while the peer is not reading.
+    def turn_over(self) -> bool:
+        """Whether this connection has had its time slice, or its peer is not reading its answers."""
+        return (time.perf_counter() - self._turn_started >= TURN_S
+                or self._transport.get_write_buffer_size() > WRITE_HIGH_WATER)
 
-        When its turn is over, ``sleep(0)`` puts this connection at the back of the loop's ready queue
-        (round-robin, like Kafka's Processor serving each channel in turn); ``drain`` waits only while
-        more than :data:`WRITE_HIGH_WATER` bytes are unsent (the transport paused writing).
+    async def next_turn(self) -> None:
+        """Let the others run, and wait while the peer is not reading.
+
+        ``sleep(0)`` puts this connection at the back of the loop's ready queue (round-robin, like
+        Kafka's Processor serving each channel in turn); ``drain`` waits only while more than
+        :data:`WRITE_HIGH_WATER` bytes are unsent (the transport paused writing).
         """
-        if time.perf_counter() - self._turn_started >= TURN_S:
-            await asyncio.sleep(0)
-            self._turn_started = time.perf_counter()
+        await asyncio.sleep(0)
         if self._transport.get_write_buffer_size() > WRITE_HIGH_WATER:
             self.flush()
             await self._writer.drain()
-            self._turn_started = time.perf_counter()
+        self._turn_started = time.perf_counter()
 
 
 class IdleConnections:
@@ -129,10 +132,7 @@ class CollectorHold:
         self._resume = False
 
     @contextlib.contextmanager
-    def held(self, hold: bool) -> Iterator[None]:
-        if not hold:
-            yield
-            return
+    def held(self) -> Iterator[None]:
         if self._holders == 0:
             self._resume = gc.isenabled()
             gc.disable()

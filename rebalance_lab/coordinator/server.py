@@ -42,7 +42,7 @@ from rebalance_lab.coordinator.handlers.api_versions import unsupported_version_
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext, Stepped
 from rebalance_lab.coordinator.handlers.errors_response import error_response
 from rebalance_lab.coordinator.world import BrokerNode, World
-from rebalance_lab.protocol import codec
+from rebalance_lab.protocol import codec, heartbeat_codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError, MalformedRequest
 from rebalance_lab.protocol.versions import VersionTable
 from rebalance_lab.security import additional
@@ -57,6 +57,8 @@ _OFFLOAD_BYTES = 256 * 1024  # a frame this big is decoded in the codec thread, 
 _LARGE_RESPONSE_ENTRIES = 2_000  # topics or partitions in an answer worth encoding in the codec thread
 _STEP_BUDGET_S = 0.005  # a Stepped handler runs this long, then lets the other connections in
 _RELEASE_SLICE = 2_000  # entries of a big message freed between two turns of the loop
+# Answers without lists of topics or partitions (a KIP-848 heartbeat's fast-path answer): _large is not asked
+_ANSWERS_NEVER_LARGE: frozenset[type] = frozenset({heartbeat_codec.HeartbeatResponse})
 
 WorldHook = Callable[[World], None]
 RequestObserver = Callable[[int, int, str], None]  # (api_key, api_version, client_id)
@@ -335,6 +337,7 @@ class EmulatorServer:
             while True:
                 payload = frames.next_frame()
                 if payload is None:  # read only when no complete request is left (bounded buffering)
+                    self._arm_timer()  # no timer fires while this connection's turn runs
                     chunk = await reader.read(_READ_SIZE)
                     if not chunk:
                         frames.check_end()
@@ -345,14 +348,18 @@ class EmulatorServer:
                     continue
                 idle.begin(cid)  # a request in flight (e.g. a parked JoinGroup): not idle
                 try:
-                    with self._collector.held(len(payload) >= _OFFLOAD_BYTES):
+                    if len(payload) < _OFFLOAD_BYTES:
                         response = await self._process(cid, node, host, payload)
+                    else:
+                        with self._collector.held():
+                            response = await self._process(cid, node, host, payload)
                 finally:
                     idle.end(cid)
                 if response is not None:
                     out.add(response)
-                self._arm_timer()  # the next request may wait in pace(): the timers this one set are armed
-                await out.pace()
+                if out.turn_over():
+                    self._arm_timer()  # the timers the turn's requests set are armed before others run
+                    await out.next_turn()
         except (ConnectionClosed, FrameError) as exc:
             if isinstance(exc, ConnectionClosed) and exc.farewell is not None:
                 out.add(exc.farewell)  # e.g. SASL_AUTHENTICATION_FAILED: Kafka answers, then closes
@@ -483,6 +490,8 @@ class EmulatorServer:
 
 
 def _large(body: Any) -> bool:
+    if type(body) in _ANSWERS_NEVER_LARGE:
+        return False
     """Whether an answer lists enough topics and partitions that encoding it would hold the loop."""
     total = 0
     for name in ("topics", "responses", "results", "groups"):

@@ -54,13 +54,11 @@ def test_the_idle_sweep_runs_at_a_quarter_of_the_limit_and_at_least_once_a_secon
 def test_the_collector_is_held_while_any_big_request_is_in_flight_and_resumed_after_the_last() -> None:
     hold = CollectorHold()
     assert gc.isenabled()
-    with hold.held(True):
+    with hold.held():
         assert not gc.isenabled()
-        with hold.held(True):
+        with hold.held():
             assert not gc.isenabled()
         assert not gc.isenabled()  # the first big request is still in flight
-        with hold.held(False):
-            assert not gc.isenabled()
     assert gc.isenabled()
 
 
@@ -68,7 +66,7 @@ def test_a_collector_the_program_turned_off_stays_off() -> None:
     hold = CollectorHold()
     gc.disable()
     try:
-        with hold.held(True):
+        with hold.held():
             pass
         assert not gc.isenabled()
     finally:
