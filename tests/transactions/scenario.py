@@ -124,7 +124,7 @@ async def settled(c: RawConnection, topic: str) -> None:
 async def describe(c: RawConnection, txn_id: str) -> tuple[Any, ...]:
     r = await c.request(65, 0, transactional_ids=[txn_id])
     s = r.transaction_states[0]
-    return (s.error_code, s.transaction_state, s.transaction_timeout_ms, s.transaction_start_time_ms > 0,
+    return (s.error_code, s.transaction_state, s.transaction_timeout_ms, s.transaction_start_time_ms >= 0,
             s.producer_epoch, [(t.topic.startswith("txn-"), list(t.partitions)) for t in s.topics])
 
 
@@ -141,6 +141,13 @@ async def _setup(c: RawConnection, txn_id: str) -> tuple[str, Facts]:
     topic = "txn-" + uuid.uuid4().hex[:8]
     create = _CT.CreatableTopic(name=topic, num_partitions=1, replication_factor=1, assignments=[], configs=[])
     await c.request(19, 5, topics=[create], timeout_ms=10_000, validate_only=False)
+    part = _LO.ListOffsetsTopic.ListOffsetsPartition(partition_index=0, current_leader_epoch=-1, timestamp=-1)
+    for _ in range(100):  # a real broker leads a new partition a moment after CreateTopics answers
+        r = await c.request(2, 7, replica_id=-1, isolation_level=0,
+                            topics=[_LO.ListOffsetsTopic(name=topic, partitions=[part])])
+        if r.topics[0].partitions[0].error_code == 0:
+            break
+        await asyncio.sleep(0.1)
     for _ in range(100):  # the transaction state topic is created on the first FindCoordinator
         r = await c.request(10, 4, key_type=1, coordinator_keys=[txn_id])
         if r.coordinators[0].error_code == 0:
@@ -272,3 +279,40 @@ async def run_v2(host_port: str) -> Facts:
         return facts
     finally:
         await c.close()
+
+
+async def run_timeout(host_port: str, wait_for_the_abort: Any) -> Facts:
+    """A transaction past its timeout (1 s) is fenced and aborted by the coordinator's periodic check:
+    ``wait_for_the_abort(conn, txn_id)`` waits for it (a real broker: up to the 10 s check interval)."""
+    host, port = host_port.rsplit(":", 1)
+    c = await RawConnection.open(host, int(port))
+    try:
+        txn_id = "txt-" + uuid.uuid4().hex[:8]
+        topic, facts = await _setup(c, txn_id)
+        t = Txn(c, topic, txn_id)
+        for _ in range(100):
+            init = await t.init(timeout_ms=1000)
+            if init[0] not in (14, 15, 16):
+                break
+            await asyncio.sleep(0.2)
+        facts.append(("init", init))
+        facts.append(("add", await t.add([(topic, 0)])))
+        facts.append(("produce", await t.produce(0, 2)))
+        await wait_for_the_abort(c, txn_id)
+        await settled(c, topic)
+        facts.append(("after the timeout", await describe(c, txn_id)))
+        facts.append(("fetch read_committed", await fetch(c, topic, 1, {t.pid: "P"})))
+        facts.append(("old epoch AddPartitionsToTxn", await t.add([(topic, 0)])))
+        facts.append(("old epoch EndTxn", await t.end(True)))
+        facts.append(("old epoch produce", await t.produce(2)))
+        facts.append(("init again", await t.init(timeout_ms=1000)))
+        return facts
+    finally:
+        await c.close()
+
+
+async def poll_until_aborted(c: RawConnection, txn_id: str) -> None:
+    for _ in range(80):
+        if (await describe(c, txn_id))[1] == "CompleteAbort":
+            return
+        await asyncio.sleep(0.25)

@@ -49,3 +49,16 @@ def test_transaction_version_2_answers_as_kafka_4_4_0_does(kafka_broker_4: Kafka
     epoch bump and the retries it accepts (the path the Java 4.4.0 client takes on a 4.4.0 broker)."""
     real = asyncio.run(scenario.run_v2(kafka_broker_4.bootstrap))
     _compare(asyncio.run(_v2_on_emulator()), real)
+
+
+async def _timeout_on_emulator() -> scenario.Facts:
+    async with Emulator(initial_rebalance_delay_ms=0, port=0, manual_clock=True) as emu:
+        async def advance(_conn: object, _txn_id: str) -> None:
+            emu.advance(11_000)  # past the 1 s timeout and the next 10 s abort check
+
+        return await scenario.run_timeout(emu.bootstrap_servers, advance)
+
+
+def test_a_timed_out_transaction_is_aborted_as_kafka_4_4_0_does(kafka_broker_4: KafkaBroker) -> None:
+    real = asyncio.run(scenario.run_timeout(kafka_broker_4.bootstrap, scenario.poll_until_aborted))
+    _compare(asyncio.run(_timeout_on_emulator()), real)
