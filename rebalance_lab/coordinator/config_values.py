@@ -66,6 +66,20 @@ def parse(name: str, value: str, config_type: int) -> int | float | bool | str |
     return trimmed
 
 
+def shown(name: str, value: str, config_type: int) -> str:
+    """A stored value as DescribeConfigs shows it: parsed and written back (``ConfigDef.convertToString``),
+    so " TRUE " reads "true"; a value that does not parse is shown as stored."""
+    try:
+        parsed = parse(name, value, config_type)
+    except KafkaError:
+        return value
+    if isinstance(parsed, bool):
+        return "true" if parsed else "false"
+    if isinstance(parsed, list):
+        return ",".join(parsed)
+    return _java_number(parsed) if isinstance(parsed, (int, float)) else parsed
+
+
 def _java_number(value: int | float) -> str:
     return repr(float(value)) if isinstance(value, float) else str(value)
 
@@ -86,8 +100,8 @@ def check_topic_value(name: str, value: str, config_type: int, flavor: str) -> N
     if choices is None:
         return
     for item in parsed if isinstance(parsed, list) else [str(parsed)]:
-        if item not in choices:
-            raise invalid(name, value.strip(), f"String must be one of: {', '.join(choices)}")
+        if item not in choices:  # ValidList names the item it refuses, ValidString the value
+            raise invalid(name, item, f"String must be one of: {', '.join(choices)}")
 
 
 # DescribeConfigsResponse.ConfigSource

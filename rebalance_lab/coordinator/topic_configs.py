@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator import config_data
-from rebalance_lab.coordinator.config_values import LIST, ConfigEntry, Synonym, check_topic_value
+from rebalance_lab.coordinator.config_values import LIST, ConfigEntry, Synonym, check_topic_value, shown
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:
@@ -162,7 +162,7 @@ def describe(configs: dict[str, str], flavor: Flavor, brokers: BrokerConfigs | N
     for name, schema in sorted(_schema(flavor).items()):
         synonyms = _inherited(name, flavor, brokers, node_id)
         if name in configs:
-            synonyms = [(name, configs[name], SOURCE_TOPIC), *synonyms]
+            synonyms = [(name, shown(name, configs[name], int(schema["type"])), SOURCE_TOPIC), *synonyms]  # type: ignore[call-overload]
         value, source = (synonyms[0][1], synonyms[0][2]) if synonyms else (DEFAULTS[flavor][name], SOURCE_DEFAULT)
         entries.append(ConfigEntry(name, value, source, int(schema["type"]),  # type: ignore[call-overload]
                                    tuple(synonyms) if include_synonyms else ()))
