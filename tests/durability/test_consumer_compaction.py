@@ -21,6 +21,7 @@ from rebalance_lab.storage.groups import GroupStore
 from rebalance_lab.storage.segments import FlushPolicy
 from tests.unit.consumer.context import REBALANCE_TIMEOUT, Ctx
 from tests.unit.consumer.test_properties import MEMBERS, Clients, Op, step
+from tests.unit.consumer_migration.context import MixedCtx
 
 NEVER = FlushPolicy()
 EXTRA = ("regex", "range")  # operations beyond test_properties': a regex member, a member asking for "range"
@@ -92,6 +93,16 @@ def test_a_snapshot_holds_two_records_per_member_whatever_the_history() -> None:
     records = snapshot(ctx.coordinator._core.groups["g"])
     assert len(ctx.records) > 1_000
     assert len(records) == 2 * 2 + 3  # A and B, the group epoch, the target, the key orders
+
+
+def test_a_group_with_a_classic_protocol_member_after_an_online_upgrade_folds_back_from_its_snapshot() -> None:
+    ctx = MixedCtx()
+    classic_member = ctx.stable_classic()
+    ctx.cg_join("A")
+    ctx.joined(classic_member)  # the classic member rejoins inside the consumer group
+    group = ctx.consumer._core.groups["g"]
+    assert group.members[classic_member].classic_member_metadata is not None
+    assert comparable(folded(snapshot(group))) == comparable(group)
 
 
 # -- the group log across a restart ----------------------------------------------------------------------------
