@@ -159,7 +159,25 @@ def _partition_response(ctx: RequestContext, index: int, outcome: _Outcome) -> A
     )
 
 
+def _has_transactional_records(request: Any) -> bool:
+    """``ProduceRequest.hasTransactionalRecords``: a partition's first batch carries the transactional bit."""
+    for topic in request.topic_data:
+        for data in topic.partition_data:
+            try:
+                if data.records and record_batch.parse_header(data.records).is_transactional:
+                    return True
+            except KafkaError:
+                continue  # a batch too short to read: the per-partition checks answer it
+    return False
+
+
 def handle(ctx: RequestContext, request: Any) -> Any:
+    # KafkaApis: transactional records need WRITE on the request's transactional id, or the whole request fails
+    if _has_transactional_records(request) and (
+            request.transactional_id is None
+            or not authz.permits(ctx, authz.WRITE, authz.TRANSACTIONAL_ID, request.transactional_id)):
+        return None if request.acks == 0 else error_response(
+            ctx.api_version, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     topics, leaders = [], set()
     for topic in request.topic_data:
         info, missing = _resolve(ctx, topic)
