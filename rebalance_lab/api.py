@@ -43,7 +43,7 @@ AnyGroupView = GroupView | ConsumerGroupView  # classic (JoinGroup/SyncGroup) or
 _GROUP_FIELDS = {
     "initial_rebalance_delay_ms", "min_session_timeout_ms", "max_session_timeout_ms", "max_size",
     "offsets_topic_num_partitions", "new_member_join_timeout_ms", "offsets_retention_minutes",
-    "offsets_retention_check_interval_ms", "offset_metadata_max_bytes",
+    "offsets_retention_check_interval_ms", "offset_metadata_max_bytes", "join_race",
 }
 
 _CONSUMER_FIELDS = {f.name for f in fields(ConsumerGroupConfig)}

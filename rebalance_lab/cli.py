@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
-from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
+from rebalance_lab.config import JOIN_RACES, ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.replay.cli import add_replay_parser, run_replay
 from rebalance_lab.security import options as security_options
 from rebalance_lab.security.additional import bootstrap_of
@@ -113,6 +113,11 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     groups = serve.add_argument_group("group coordinator")
     groups.add_argument("--initial-rebalance-delay-ms", type=_non_negative, default=3000,
                         help="group.initial.rebalance.delay.ms (default: 3000, Kafka's default)")
+    groups.add_argument("--join-race", choices=JOIN_RACES, default="sampled",
+                        help="with a zero initial delay, whether members rejoining at the same time share generation "
+                        "1: sampled (as often as on a real broker, seeded by --seed), separate (never: the first "
+                        "rejoin completes it alone), together (always: it waits for every member handed an id); "
+                        "default: sampled")
     groups.add_argument("--min-session-timeout-ms", type=_non_negative, default=6000)
     groups.add_argument("--max-session-timeout-ms", type=_non_negative, default=1_800_000)
     groups.add_argument("--group-max-size", type=_positive, default=2_147_483_647)
@@ -318,7 +323,7 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
     group = GroupConfig(
         min_session_timeout_ms=args.min_session_timeout_ms,
         max_session_timeout_ms=args.max_session_timeout_ms,
-        initial_rebalance_delay_ms=args.initial_rebalance_delay_ms,
+        initial_rebalance_delay_ms=args.initial_rebalance_delay_ms, join_race=args.join_race,
         max_size=args.group_max_size,
         offsets_topic_num_partitions=args.offsets_topic_partitions,
     )

@@ -17,6 +17,9 @@ class Flavor(StrEnum):
     KAFKA_3 = "kafka-3"  # the Scala group coordinator of Kafka 3.x
 
 
+JOIN_RACES = ("sampled", "separate", "together")
+
+
 @dataclass(frozen=True)
 class GroupConfig:
     """Group coordinator settings (``GroupCoordinatorConfig``); all overridable."""
@@ -30,6 +33,15 @@ class GroupConfig:
     offsets_retention_minutes: int = 10_080
     offsets_retention_check_interval_ms: int = 600_000
     offset_metadata_max_bytes: int = 4_096
+    # Who wins when a zero initial delay expires while other members' JoinGroups are arriving (issue 18):
+    # "sampled" (a seeded expiration latency, as a broker's timer thread and event queue give), "separate"
+    # (the expiration fires at once: the first rejoin is alone in generation 1), "together" (it waits for
+    # every member that was handed an id). See rebalance_lab/coordinator/join_race.py.
+    join_race: str = "sampled"
+
+    def __post_init__(self) -> None:
+        if self.join_race not in JOIN_RACES:
+            raise ValueError(f"join_race must be one of {', '.join(JOIN_RACES)}, not {self.join_race!r}")
 
 
 MIGRATION_POLICIES = ("bidirectional", "upgrade", "downgrade", "disabled")

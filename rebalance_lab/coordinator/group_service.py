@@ -11,6 +11,7 @@ those of other members, and passing records to subscribers), and is the world's
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import logging
 import random
@@ -18,6 +19,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+from rebalance_lab.coordinator import join_race
 from rebalance_lab.coordinator.classic.coordinator import GroupCoordinator
 from rebalance_lab.coordinator.classic.messages import Result
 from rebalance_lab.coordinator.classic.offsets_gate import OffsetDeleteCheck
@@ -53,7 +55,13 @@ class GroupService:
     def __init__(self, world: World) -> None:
         config = world.config
         self._world = world
-        self.coordinator = GroupCoordinator(config.group, config.flavor, new_uuid=uuid_source(config.seed))
+        # The delay-0 join race (join_race.py): "sampled" needs wall time, a manual clock runs "separate".
+        race = join_race.effective_mode(config.group.join_race, world.clock.manual)
+        self._latency = join_race.ExpirationLatency.seeded(config.seed) if race == join_race.SAMPLED else None
+        if self._latency is not None:
+            world.timer_latency_s = self._latency.sample_s
+        group_config = dataclasses.replace(config.group, join_race=race)
+        self.coordinator = GroupCoordinator(group_config, config.flavor, new_uuid=uuid_source(config.seed))
         new_id = uuid_source(None if config.seed is None else config.seed + 1)
         self.consumer = ConsumerGroupCoordinator(config.consumer_group, lambda: uuid.UUID(new_id()),
                                                  self._classic_group_kind, classic=self.coordinator)
@@ -78,10 +86,21 @@ class GroupService:
         self._pending[token] = (parked, build)
         now = self._world.now_ms()
         self.apply(operation(now, inp, token))
-        # Timers already due (a zero initial delay) fire now rather than on the shell's next
-        # timer turn, so a manual clock needs no advance(0) for them.
-        self.fire_timers(now)
+        if self._classic_timer_waits(now):
+            # join_race "sampled": a classic timer this request made due (a zero initial delay) expires on
+            # the shell's timer turn, after the modelled expiration latency, as a broker queues it behind
+            # the requests it has already received (unless the draw says it overtook them).
+            self.apply(self.consumer.fire_timers(now, self.topics()))
+        else:
+            # Timers already due (a zero initial delay) fire now rather than on the shell's next
+            # timer turn, so a manual clock needs no advance(0) for them.
+            self.fire_timers(now)
         return parked
+
+    def _classic_timer_waits(self, now: int) -> bool:
+        deadline = self.coordinator.next_deadline()
+        due = deadline is not None and deadline <= now
+        return due and self._latency is not None and not self._latency.overtakes()
 
     def apply(self, fx: Effects) -> None:
         for token, result in fx.replies:

@@ -255,7 +255,9 @@ class EmulatorServer:
         self._armed_deadline = deadline
         if deadline is None:
             return  # nothing pending, or a manual clock: timers fire only when a test advances it
-        delay = max(0.0, (deadline - self._world.now_ms()) / 1000.0)
+        # A broker runs an expired timer only once its executor thread has queued the expiration behind
+        # the requests already received (coordinator/join_race.py): the loop keeps serving them meanwhile.
+        delay = max(0.0, (deadline - self._world.now_ms()) / 1000.0) + self._world.timer_latency_s()
         self._timer = self._loop.call_later(delay, self._fire_timers)
 
     def _fire_timers(self) -> None:

@@ -49,6 +49,9 @@ class World:
         # Kafka's authorizer.class.name: None (no authorizer, the ACL APIs answer SECURITY_DISABLED) without an ACL file
         self.authorizer = authorizer_for(config.acl_file, config.super_users, config.allow_everyone_if_no_acl_found)
         self._timed: list[Timed] = []
+        # How long after its deadline the shell runs a timer turn (seconds): 0 unless the group service
+        # models a broker's expiration latency (coordinator/join_race.py, join_race="sampled").
+        self.timer_latency_s: Callable[[], float] = lambda: 0.0
         self._wakers: list[Callable[[], None]] = []
 
     def now_ms(self) -> int:

@@ -8,7 +8,6 @@ the join cancels either), and one pending-sync timer per group.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -33,6 +32,9 @@ class InitialDelay:
 
     delay_ms: int
     remaining_ms: int
+    # join_race "together": a zero delay that expired while members handed an id had not joined yet,
+    # now waiting for them until the rest of the rebalance timeout (coordinator/join_race.py)
+    waits_for_members: bool = False
 
 
 @dataclass(frozen=True)
@@ -65,10 +67,11 @@ class GroupTimers:
     def __init__(self) -> None:
         self._queue: TimerQueue[TimerKey, _Stamped] = TimerQueue()
         self._live: dict[TimerKey, _Stamped] = {}
-        self._seq = itertools.count()
+        self._next_seq = 0
 
     def schedule(self, key: TimerKey, at_ms: int, payload: TimerPayload) -> None:
-        stamped = _Stamped(next(self._seq), payload)
+        stamped = _Stamped(self._next_seq, payload)
+        self._next_seq += 1
         self._live[key] = stamped
         self._queue.schedule(key, at_ms, stamped)
 
@@ -86,12 +89,25 @@ class GroupTimers:
     def next_deadline(self) -> int | None:
         return self._queue.next_deadline()
 
-    def pop_next_due(self, now_ms: int) -> list[Due[TimerKey, _Stamped]]:
-        """The timers sharing the earliest deadline, if it is <= now."""
+    def mark(self) -> int:
+        """A stamp below every timer scheduled from now on (see ``pop_next_due``'s ``scheduled_before``)."""
+        return self._next_seq
+
+    def pop_next_due(self, now_ms: int, scheduled_before: int | None = None) -> list[Due[TimerKey, _Stamped]]:
+        """The timers sharing the earliest deadline, if it is <= now.
+
+        With ``scheduled_before`` (a :meth:`mark`), timers scheduled since that mark stay queued: they
+        run on a later call (join_race "sampled": a timer set while timers run waits for the next turn).
+        """
         deadline = self._queue.next_deadline()
         if deadline is None or deadline > now_ms:
             return []
-        return self._queue.pop_due(deadline)
+        due = self._queue.pop_due(deadline)
+        if scheduled_before is None:
+            return due
+        for fresh in (d for d in due if d.payload.seq >= scheduled_before):
+            self._queue.schedule(fresh.key, fresh.at, fresh.payload)  # still the live one: claim() accepts it
+        return [d for d in due if d.payload.seq < scheduled_before]
 
     def claim(self, due: Due[TimerKey, _Stamped]) -> bool:
         """True if a popped timer is still the live one for its key (then it is consumed)."""

@@ -50,6 +50,7 @@ from rebalance_lab.coordinator.classic.messages import (
 from rebalance_lab.coordinator.classic.state import GroupState
 from rebalance_lab.coordinator.classic.view import GroupView, group_view
 from rebalance_lab.coordinator.effects import Effects
+from rebalance_lab.coordinator.join_race import SAMPLED
 from rebalance_lab.protocol.errors import ErrorCode
 
 
@@ -228,7 +229,10 @@ class GroupCoordinator:
         """Run every timer due at or before ``now_ms``, each at its own deadline, earliest first."""
         fx = Effects()
         timers = self._core.timers
-        while batch := timers.pop_next_due(now_ms):
+        # join_race "sampled": a timer set by this turn's timers (the next zero initial delay) waits for the
+        # next turn, as a broker's new TimerTask goes through its executor and event queue again.
+        fresh_from = timers.mark() if self._core.config.join_race == SAMPLED else None
+        while batch := timers.pop_next_due(now_ms, fresh_from):
             for due in batch:
                 if timers.claim(due):
                     self._run_timer(fx, due.key, due.at, due.payload.payload)

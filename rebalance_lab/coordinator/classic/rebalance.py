@@ -28,6 +28,7 @@ from rebalance_lab.coordinator.classic.records import (
 )
 from rebalance_lab.coordinator.classic.state import CAN_REBALANCE, GroupState
 from rebalance_lab.coordinator.effects import Effects
+from rebalance_lab.coordinator.join_race import TOGETHER
 from rebalance_lab.protocol.errors import ErrorCode
 
 # -- member timers (§9.2) ------------------------------------------------------------------
@@ -135,7 +136,7 @@ def maybe_complete_join(core: Core, fx: Effects, group: Group, now_ms: int) -> N
     if group.state is not GroupState.PREPARING_REBALANCE or not group.has_all_members_joined():
         return
     waiting = group.previous_state is GroupState.EMPTY if core.java else in_initial_delay(core, group)
-    if not waiting:
+    if not waiting or _waits_for_members(core, group):
         complete_join(core, fx, group, now_ms)
 
 
@@ -147,8 +148,14 @@ def complete_join_after_removal(core: Core, fx: Effects, group: Group, now_ms: i
     """
     if group.state is not GroupState.PREPARING_REBALANCE or not group.has_all_members_joined():
         return
-    if core.java or not in_initial_delay(core, group):
+    if core.java or not in_initial_delay(core, group) or _waits_for_members(core, group):
         complete_join(core, fx, group, now_ms)
+
+
+def _waits_for_members(core: Core, group: Group) -> bool:
+    """join_race "together": the zero delay has expired and only waited for the members handed an id."""
+    timer = core.timers.payload(join_key(group.group_id))
+    return isinstance(timer, InitialDelay) and timer.waits_for_members
 
 
 # -- join completion (§5.5) ----------------------------------------------------------------
@@ -225,6 +232,12 @@ def _init_next_generation(fx: Effects, group: Group, now_ms: int) -> None:
 
 def on_initial_delay(core: Core, fx: Effects, group: Group, now_ms: int, timer: InitialDelay) -> None:
     """``tryCompleteInitialRebalanceElseSchedule``: extend while new members keep arriving (§6.1)."""
+    if _hold_for_members(core, group, timer):
+        # join_race "together" (not Kafka: a deterministic outcome for tests): members that were handed an
+        # id are still to join; wait for them at most the rest of the rebalance timeout (they complete it).
+        core.timers.schedule(join_key(group.group_id), now_ms + timer.remaining_ms,
+                             InitialDelay(0, 0, waits_for_members=True))
+        return
     if group.new_member_added and timer.remaining_ms != 0:
         group.new_member_added = False
         delay = min(core.config.initial_rebalance_delay_ms, timer.remaining_ms)
@@ -232,3 +245,8 @@ def on_initial_delay(core: Core, fx: Effects, group: Group, now_ms: int, timer: 
         core.timers.schedule(join_key(group.group_id), now_ms + delay, InitialDelay(delay, remaining))
         return
     complete_join(core, fx, group, now_ms)
+
+
+def _hold_for_members(core: Core, group: Group, timer: InitialDelay) -> bool:
+    return (core.config.join_race == TOGETHER and timer.delay_ms == 0 and timer.remaining_ms > 0
+            and bool(group.pending_join))
