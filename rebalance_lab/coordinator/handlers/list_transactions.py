@@ -1,8 +1,9 @@
 """ListTransactions (66), v0-2 (``TransactionStateManager.listTransactionStates``).
 
-Filters: states (names Kafka does not know are echoed in UnknownStateFilters and nothing is listed),
-producer ids, v1+ a minimum duration (transactions running longer than it), v2+ a transactional-id
-regular expression. Only transactional ids the caller may DESCRIBE are listed; Dead ones never.
+Filters: states (names Kafka does not know are echoed in UnknownStateFilters and match nothing),
+producer ids, v1+ a duration (only transactions whose start is more than that long ago: ``now - start >
+duration``, so a transaction without a start time, -1, always passes), v2+ a transactional-id regular
+expression. Only transactional ids the caller may DESCRIBE are listed; Dead ones never.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ def _matches(txn: TxnMetadata, request: Any, now_ms: int, pattern: re.Pattern[st
     if request.producer_id_filters and txn.producer_id not in request.producer_id_filters:
         return False
     duration = getattr(request, "duration_filter", -1)
-    if duration >= 0 and (txn.start_ms < 0 or now_ms - txn.start_ms < duration):
+    if duration >= 0 and now_ms - txn.start_ms <= duration:
         return False
     return pattern is None or pattern.fullmatch(txn.transactional_id) is not None
 
@@ -42,13 +43,12 @@ def handle(ctx: RequestContext, request: Any) -> Any:
                                   error_code=ErrorCode.INVALID_REGULAR_EXPRESSION, unknown_state_filters=[],
                                   transaction_states=[])
     listed = []
-    if not unknown:
-        now = ctx.world.now_ms()
-        for txn in txn_common.service(ctx).coordinator.txns.values():
-            if txn.state is TxnState.DEAD or not _matches(txn, request, now, pattern):
-                continue
-            if authz.permits(ctx, authz.DESCRIBE, authz.TRANSACTIONAL_ID, txn.transactional_id):
-                listed.append(_STATE(transactional_id=txn.transactional_id, producer_id=txn.producer_id,
-                                     transaction_state=str(txn.state)))
+    now = ctx.world.now_ms()
+    for txn in txn_common.service(ctx).coordinator.txns.values():
+        if txn.state is TxnState.DEAD or not _matches(txn, request, now, pattern):
+            continue
+        if authz.permits(ctx, authz.DESCRIBE, authz.TRANSACTIONAL_ID, txn.transactional_id):
+            listed.append(_STATE(transactional_id=txn.transactional_id, producer_id=txn.producer_id,
+                                 transaction_state=str(txn.state)))
     return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, error_code=ErrorCode.NONE,
                               unknown_state_filters=unknown, transaction_states=listed)
