@@ -34,7 +34,6 @@ class ProducerIds:
 
     next_block: int = 0
     blocks: dict[int, tuple[int, int]] = field(default_factory=dict)  # broker -> (next id, block end)
-    transactional: dict[str, tuple[int, int]] = field(default_factory=dict)  # id -> (pid, epoch)
 
     def allocate(self, broker_id: int) -> int:
         next_id, end = self.blocks.get(broker_id, (0, 0))
