@@ -93,3 +93,8 @@ def test_the_consumer_compaction_benchmark_prints_the_group_log_size_and_rss_per
     out = _run("consumer_compaction.py", "--cycles", "20", "--report-every", "10", "--steady", "2",
                "--compaction-kib", "16")
     assert out.count("records a reload folds    7") == 2 and "group log" in out and "RSS" in out
+
+
+def test_the_join_race_benchmark_prints_the_share_of_one_generation_runs() -> None:
+    out = _run("join_race.py", "--runs", "2", "--spacings", "0,1", "--join-race", "together")
+    assert "emulator (together): spacing 0 ms: together 2/2" in out and "spacing 1 ms: together 2/2" in out
