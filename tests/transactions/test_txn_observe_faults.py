@@ -77,3 +77,23 @@ def test_injected_errors_answer_end_txn_and_add_partitions_to_txn() -> None:
             await txn.c.close()
 
     asyncio.run(run())
+
+
+def test_with_transaction_version_2_a_produce_during_delayed_markers_waits_for_them() -> None:
+    async def run() -> None:
+        async with Emulator(initial_rebalance_delay_ms=0, port=0, manual_clock=True) as emu:
+            host, port = emu.bootstrap_servers.rsplit(":", 1)
+            conn = await scenario.RawConnection.open(host, int(port))
+            topic, _facts = await scenario._setup(conn, "t2")
+            txn = Txn(conn, topic, "t2")
+            assert await txn.init(version=5) == (0, 0)
+            assert (await txn.produce(0, version=12))[0] == 0  # added by the broker itself
+            emu.delay_transaction_markers(30_000)
+            assert await txn.end_v5(True) == (0, "P", 1)
+            txn.epoch += 1
+            assert (await txn.produce(0, version=12))[0] == 51  # CONCURRENT_TRANSACTIONS until the markers
+            emu.advance(30_000)
+            assert (await txn.produce(0, version=12))[0] == 0
+            await conn.close()
+
+    asyncio.run(run())

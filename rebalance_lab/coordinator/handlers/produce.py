@@ -91,12 +91,14 @@ def _verify_transaction(ctx: RequestContext, log: PartitionLog, header: BatchHea
     """KIP-890 part 1 (``ReplicaManager.appendRecords`` with transaction verification, on by default): a
     transactional batch that opens a transaction in the partition must come from a transaction that
     added the partition; a duplicate of a stored batch is answered before, as Kafka does."""
-    if not header.is_transactional or log.producer_state.open_transaction(header.producer_id) is not None:
+    if not header.is_transactional or log.producer_state.duplicate_of(header) is not None:
         return
-    if log.producer_state.duplicate_of(header) is not None:
-        return
-    # Produce v12+ is transaction version 2 (the broker adds the partition itself) where it is finalized
+    # Produce v12+ is transaction version 2 (the broker adds the partition itself) where it is finalized; it asks
+    # the coordinator every time (an end under way answers CONCURRENT_TRANSACTIONS), version 1 only for a batch
+    # opening a transaction in the partition
     tv2 = ctx.api_version >= 12 and ctx.world.config.flavor == Flavor.KAFKA_4
+    if not tv2 and log.producer_state.open_transaction(header.producer_id) is not None:
+        return
     error = transactions_of(ctx.world).coordinator.producing_error(header.producer_id, header.producer_epoch,
                                                                    partition, ctx.world.now_ms(), tv2)
     if error is ErrorCode.INVALID_TXN_STATE:
