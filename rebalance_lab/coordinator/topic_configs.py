@@ -105,10 +105,7 @@ def validate(configs: dict[str, str | None], flavor: Flavor = Flavor.KAFKA_4) ->
         if value is None:
             raise KafkaError(ErrorCode.INVALID_CONFIG, f"Null value not supported for topic configs: {name}")
         clean[name] = value
-    timestamp_type = clean.get("message.timestamp.type")
-    if timestamp_type is not None and timestamp_type not in ("CreateTime", "LogAppendTime"):
-        raise KafkaError(ErrorCode.INVALID_CONFIG, f"Invalid value {timestamp_type} for configuration "
-                         "message.timestamp.type: String must be one of: CreateTime, LogAppendTime")
+    check_all(clean, flavor)  # every value of its type and within LogConfig's validators
     return clean
 
 

@@ -25,6 +25,7 @@ DESCRIBE, ALTER, INCREMENTAL, METADATA = 32, 33, 44, 3
 _DC = codec.request_type(DESCRIBE)
 _IA = codec.request_type(INCREMENTAL)
 _AC = codec.request_type(ALTER)
+_CT = codec.request_type(19)
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3
 TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8
 # Broker configs whose default a real broker reports, compared by value, source, type, flags and synonyms.
@@ -155,6 +156,27 @@ async def _broker_scenario(conn: RawConnection, s: str) -> list[Any]:
                                                (BROKER, "", [("log.retention.ms", DELETE, None)])], node))
     steps.append(await _settled(conn, node, dynamic=False))
     return steps
+
+
+async def _create_scenario(conn: RawConnection, s: str) -> list[Any]:
+    shape = _CT.CreatableTopic
+    answers = []
+    for configs in ([("retention.ms", "abc")], [("segment.bytes", "10")], [("cleanup.policy", "compact,bogus")],
+                    [("nope", "1")], [("retention.ms", None)], [("message.timestamp.type", "Foo")],
+                    [("retention.ms", "5"), ("preallocate", "TRUE")]):
+        topic = shape(name=f"ct-{s}", num_partitions=1, replication_factor=1, assignments=[], configs=[
+            shape.CreatableTopicConfig(name=n, value=v) for n, v in configs])
+        response = await conn.request(19, 7, topics=[topic], timeout_ms=30_000, validate_only=True)
+        answers.append([(t.error_code, t.error_message) for t in response.topics])
+    return answers
+
+
+async def test_create_topics_validates_config_values_as_kafka_4_4_does(kafka_broker_4: KafkaBroker) -> None:
+    assert_same(*await on_both(kafka_broker_4, _create_scenario))
+
+
+async def test_create_topics_validates_config_values_as_kafka_3_9_does(kafka_broker_3: KafkaBroker) -> None:
+    assert_same(*await on_both(kafka_broker_3, _create_scenario, Flavor.KAFKA_3))
 
 
 async def test_topic_configs_are_described_altered_and_refused_as_kafka_4_4_does(kafka_broker_4: KafkaBroker) -> None:
