@@ -114,3 +114,28 @@ def test_kafka_python_admin_describes_and_alters_configs(emulator: Emulator) -> 
         assert "777" in text
     finally:
         admin.close()
+
+
+def test_kafka_python_admin_describes_the_cluster_partitions_log_dirs_and_config_resources() -> None:
+    from kafka.admin import KafkaAdminClient
+    from kafka.admin import NewTopic as KpTopic
+
+    with Emulator(port=0, brokers=2) as emu:
+        admin = KafkaAdminClient(bootstrap_servers=emu.bootstrap_servers)
+        try:
+            admin.create_topics([KpTopic("kp-described", 2, 1)])
+            cluster = admin.describe_cluster()
+            pages = admin.describe_topic_partitions(["kp-described"], response_partition_limit=1)
+            dirs = admin.describe_log_dirs()
+            resources = admin.list_config_resources()
+            reassignments = admin.list_partition_reassignments()
+        finally:
+            admin.close()
+    assert [b["broker_id"] for b in cluster["brokers"]] == [0, 1] and cluster["controller_id"] == 0
+    assert [p["partition_index"] for p in pages["topics"][0]["partitions"]] == [0]
+    assert pages["next_cursor"]["partition_index"] == 1  # paged at the limit of one partition
+    held = sorted((d["broker"], p["partition_index"]) for d in dirs for ld in d["log_dirs"] for t in ld["topics"]
+                  if t["name"] == "kp-described" for p in t["partitions"])
+    assert sorted(i for _, i in held) == [0, 1] and {b for b, _ in held} == {0, 1}
+    assert resources["topic"] == ["kp-described"] and resources["broker"] == ["0"]
+    assert reassignments == {}
