@@ -1,11 +1,11 @@
 """The delay-0 join race: when an expired timer runs, relative to the requests already arriving.
 
 On a real broker no timer runs at the instant it expires. Kafka 4.4.0's group coordinator runs on the
-``CoordinatorRuntime``: ``EventBasedCoordinatorTimer.schedule`` adds a ``TimerTask`` to a ``SystemTimer``
+``CoordinatorRuntime``: ``CoordinatorTimerImpl.schedule`` adds a ``TimerTask`` to a ``SystemTimer``
 (a timing wheel of 1 ms ticks advanced by the ``SystemTimerReaper`` thread); a task that is already due,
 as a zero ``group.initial.rebalance.delay.ms`` makes it, is handed to the timer's executor thread, whose
-``run`` wraps the expiration in a ``CoordinatorWriteEvent`` and ``enqueueLast``-s it behind every event
-already queued for the group's partition. Kafka 3.9's Scala coordinator does the same through
+``run`` schedules the expiration as a write operation (a ``CoordinatorWriteEvent`` queued last) behind
+every event already queued for the group's partition. Kafka 3.9's Scala coordinator does the same through
 ``DelayedOperationPurgatory``: the ``InitialDelayedJoin`` goes to the same kind of ``SystemTimer``, and its
 ``onComplete`` runs on the executor thread and must take the group's lock, which the request handler
 threads serving the other rejoins contend for. Either way the first rejoin's zero delay expires some
