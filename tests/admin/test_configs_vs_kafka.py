@@ -179,6 +179,34 @@ async def test_create_topics_validates_config_values_as_kafka_3_9_does(kafka_bro
     assert_same(*await on_both(kafka_broker_3, _create_scenario, Flavor.KAFKA_3))
 
 
+async def _other_resources_scenario(conn: RawConnection, s: str) -> list[Any]:
+    node, plain = await _node_id(conn), [(TOPIC, f"missing-{s}", ["retention.ms"])]
+    steps = [await _describe(conn, [(3, "x", None), *plain], node)]  # an unknown type fails the whole request
+    for resources in ([(BROKER_LOGGER, node, ["a"])], [(BROKER_LOGGER, "", None)], [(BROKER_LOGGER, "7", None)],
+                      [(BROKER_LOGGER, "x", None)], [(16, f"sub-{s}", None)], [(16, "", None)]):
+        steps.append(await _describe(conn, resources + plain, node))
+    logger = "kafka.server.KafkaApis"  # set to INFO, the level it has anyway, so the broker is left as it was
+    steps.append(await _incremental(conn, [(BROKER_LOGGER, node, [(logger, SET, "INFO")])], node))
+    steps.append(await _describe(conn, [(BROKER_LOGGER, node, [logger])], node))
+    return steps
+
+
+async def _group_scenario(conn: RawConnection, s: str) -> list[Any]:
+    node = await _node_id(conn)
+    return [await _describe(conn, [(32, f"g-{s}", None), (32, "", None)], node),
+            await _describe(conn, [(32, f"g-{s}", ["consumer.session.timeout.ms", "nope"])], node, synonyms=False)]
+
+
+async def test_other_config_resources_are_answered_as_kafka_4_4_does(kafka_broker_4: KafkaBroker) -> None:
+    assert_same(*await on_both(kafka_broker_4, _other_resources_scenario))
+    assert_same(*await on_both(kafka_broker_4, _group_scenario))
+
+
+async def test_other_config_resources_are_answered_as_kafka_3_9_does(kafka_broker_3: KafkaBroker) -> None:
+    assert_same(*await on_both(kafka_broker_3, _other_resources_scenario, Flavor.KAFKA_3))
+    assert_same(*await on_both(kafka_broker_3, _group_scenario, Flavor.KAFKA_3))  # no group configs in 3.9
+
+
 async def test_topic_configs_are_described_altered_and_refused_as_kafka_4_4_does(kafka_broker_4: KafkaBroker) -> None:
     assert_same(*await on_both(kafka_broker_4, _topic_scenario))
 

@@ -13,10 +13,11 @@ from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 from rebalance_lab.security.acls import Operation
 
-TOPIC, BROKER, BROKER_LOGGER = 2, 4, 8  # ConfigResource.Type ids
+TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32  # ConfigResource.Type ids
 AUTHORIZATION_MESSAGES = {
     ErrorCode.TOPIC_AUTHORIZATION_FAILED: "Topic authorization failed.",
     ErrorCode.CLUSTER_AUTHORIZATION_FAILED: "Cluster authorization failed.",
+    ErrorCode.GROUP_AUTHORIZATION_FAILED: "Group authorization failed.",
 }
 
 
@@ -25,8 +26,11 @@ def authorization_error(ctx: RequestContext, operation: Operation, resource_type
     if resource_type == TOPIC:
         allowed = authz.permits(ctx, operation, authz.TOPIC, name)
         return None if allowed else ErrorCode.TOPIC_AUTHORIZATION_FAILED
-    if resource_type in (BROKER, BROKER_LOGGER):
+    if resource_type in (BROKER, BROKER_LOGGER, CLIENT_METRICS):
         return None if authz.permits_cluster(ctx, operation) else ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    if resource_type == GROUP:
+        allowed = authz.permits(ctx, operation, authz.GROUP, name)
+        return None if allowed else ErrorCode.GROUP_AUTHORIZATION_FAILED
     return None
 
 

@@ -4,7 +4,8 @@
   DEFAULT_CONFIG), type (v3+) and, when asked, synonyms (``topic_configs.describe``); unknown ->
   UNKNOWN_TOPIC_OR_PARTITION, an illegal name -> INVALID_TOPIC_EXCEPTION with ``Topic.validate``'s message;
 * broker "<id>": every broker config (``broker_configs``); "" the cluster-wide dynamic configs;
-  another id -> INVALID_REQUEST;
+  another id -> INVALID_REQUEST; group (4.x), broker logger and client metrics: ``other_configs``; a type
+  Kafka does not know fails the whole request (INVALID_REQUEST for every resource);
 * configuration_keys (null or empty: all) filters by name; names that do not exist are left out;
 * documentation (v3+) is null: Kafka's doc strings are not copied (FIDELITY.md);
 * a successful result carries the error message "" (the generated default), as Kafka's does.
@@ -14,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from rebalance_lab.coordinator import broker_configs, topic_configs
+from rebalance_lab.config import Flavor
+from rebalance_lab.coordinator import broker_configs, other_configs, topic_configs
 from rebalance_lab.coordinator.cluster import validate_topic_name
 from rebalance_lab.coordinator.config_values import ConfigEntry
 from rebalance_lab.coordinator.handlers import authz
@@ -22,9 +24,11 @@ from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.handlers.config_resources import (
     AUTHORIZATION_MESSAGES,
     BROKER,
+    BROKER_LOGGER,
+    CLIENT_METRICS,
+    GROUP,
     TOPIC,
     authorization_error,
-    node_id_of,
 )
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
@@ -34,25 +38,48 @@ _RESPONSE = codec.response_type(API_KEY)
 _RESULT = _RESPONSE.DescribeConfigsResult
 _CONFIG = _RESULT.DescribeConfigsResourceResult
 _SYNONYM = _CONFIG.DescribeConfigsSynonym
+INVALID_REQUEST_MESSAGE = ("This most likely occurs because of a request being malformed by the client library or "
+                           "the message was sent to an incompatible broker. See the broker logs for more details.")
+
+
+def _broker_id(ctx: RequestContext, name: str, logger: bool) -> int:
+    if logger and not name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
+    try:
+        node_id = int(name)
+    except ValueError:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}") from None
+    if node_id != ctx.broker.node_id:
+        tail = "" if logger else " or empty string,"
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Unexpected broker id, expected {ctx.broker.node_id}{tail} but received {name}")
+    return node_id
 
 
 def _entries(ctx: RequestContext, resource: Any, include_synonyms: bool) -> list[ConfigEntry]:
-    world, name = ctx.world, resource.resource_name
+    world, name, kind = ctx.world, resource.resource_name, resource.resource_type
     brokers = broker_configs.of(world)
-    if resource.resource_type == TOPIC:
+    if kind == TOPIC:
         validate_topic_name(name)
         info = world.cluster.topics.get(name)
         if info is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")
         return topic_configs.describe(info.configs, world.config.flavor, brokers, ctx.broker.node_id,
                                       include_synonyms)
-    if resource.resource_type == BROKER:
+    if kind == BROKER:
         if not name:
             return brokers.describe_cluster_defaults(include_synonyms)
-        node_id = node_id_of(name, ctx.broker.node_id, describe=True)
         info_ = ctx.broker.info
-        return brokers.describe(node_id, f"{info_.host}:{info_.port}", include_synonyms)
-    raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unsupported resource type: {resource.resource_type}")
+        return brokers.describe(_broker_id(ctx, name, logger=False), f"{info_.host}:{info_.port}", include_synonyms)
+    if kind == BROKER_LOGGER:
+        _broker_id(ctx, name, logger=True)
+        return other_configs.describe_loggers(world)
+    if not name:
+        what = "Group name" if kind == GROUP else "Client metrics subscription name"
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"{what} must not be empty")
+    if kind == GROUP:
+        return other_configs.describe_group(world.config, include_synonyms)
+    return other_configs.describe_client_metrics() if world.config.flavor == Flavor.KAFKA_4 else []  # 3.9.2: none
 
 
 def _config(entry: ConfigEntry) -> Any:
@@ -79,7 +106,19 @@ def _result(ctx: RequestContext, resource: Any, include_synonyms: bool) -> Any:
                    resource_name=resource.resource_name, configs=[_config(e) for e in wanted])
 
 
+def _known_types(ctx: RequestContext) -> set[int]:
+    known = {TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS}
+    return known | {GROUP} if ctx.world.config.flavor == Flavor.KAFKA_4 else known
+
+
 def handle(ctx: RequestContext, request: Any) -> Any:
+    if any(r.resource_type not in _known_types(ctx) for r in request.resources):
+        # an unknown type fails the authorization step, so the whole request (ConfigHelper): every result
+        # INVALID_REQUEST with the error's default message
+        results = [_RESULT(error_code=ErrorCode.INVALID_REQUEST, error_message=INVALID_REQUEST_MESSAGE,
+                           resource_type=r.resource_type, resource_name=r.resource_name, configs=[])
+                   for r in request.resources]
+        return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, results=results)
     include_synonyms = bool(getattr(request, "include_synonyms", False))
     results = [_result(ctx, r, include_synonyms) for r in request.resources]
     return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, results=results)

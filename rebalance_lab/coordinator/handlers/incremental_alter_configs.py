@@ -10,7 +10,8 @@ KRaft's ``ConfigurationControlManager`` applies SET / DELETE / APPEND / SUBTRACT
 APPEND to key K because its type is not LIST.") and ``LogConfig.validate``s the result (INVALID_CONFIG
 with ``ConfigException``'s messages). Unknown topic -> UNKNOWN_TOPIC_OR_PARTITION "The topic 'T' does
 not exist.". ``validate_only`` checks everything and changes nothing. Broker-logger levels are accepted
-and not kept (the emulator has no loggers). AlterConfigs (33) shares all of this (``alter_configs``).
+and kept for DescribeConfigs (the emulator logs nothing through them). AlterConfigs (33) shares all of
+this (``alter_configs``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from rebalance_lab.coordinator import broker_configs, topic_configs
+from rebalance_lab.coordinator import broker_configs, other_configs, topic_configs
 from rebalance_lab.coordinator.config_values import LIST
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.handlers.config_resources import (
@@ -92,6 +93,19 @@ def _apply_broker(ctx: RequestContext, name: str, ops: list[Op], validate_only: 
         brokers.replace(node_id, new)
 
 
+def _apply_loggers(ctx: RequestContext, name: str, ops: list[Op], validate_only: bool) -> None:
+    """``RuntimeLoggerManager``: this broker's id, then SET a level or DELETE back to the root's."""
+    node_id_of(name, ctx.broker.node_id, describe=False)
+    if validate_only:
+        return
+    levels = other_configs.logger_levels(ctx.world)
+    for logger, op, value in ops:
+        if op == topic_configs.OP_SET and value is not None:
+            levels[logger] = value
+        elif op == topic_configs.OP_DELETE:
+            levels.pop(logger, None)
+
+
 def alter_resource(ctx: RequestContext, resource_type: int, name: str, ops: list[Op], validate_only: bool,
                    incremental: bool) -> tuple[ErrorCode, str | None]:
     """One resource's (error code, message)."""
@@ -104,6 +118,8 @@ def alter_resource(ctx: RequestContext, resource_type: int, name: str, ops: list
             _apply_topic(ctx, name, ops, validate_only, incremental)
         elif resource_type == BROKER:
             _apply_broker(ctx, name, ops, validate_only, incremental)
+        elif resource_type == BROKER_LOGGER:
+            _apply_loggers(ctx, name, ops, validate_only)
     except KafkaError as exc:
         return exc.code, message_of(exc)
     return ErrorCode.NONE, None
