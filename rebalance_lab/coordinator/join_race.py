@@ -37,8 +37,8 @@ from dataclasses import dataclass
 SAMPLED, SEPARATE, TOGETHER = "sampled", "separate", "together"
 
 # The model's three numbers, fitted so that the emulator's shares match raw-protocol runs on Kafka 4.4.0 and
-# 3.9.2 (tests/race/, FIDELITY.md; brokers: all three rejoins of a burst in generation 1 in 15-21 runs of
-# 40, 1 ms apart in 0-7, 2 ms apart in 0-2, 5 ms apart never): how often the expiration overtakes the
+# 3.9.2 (tests/race/, FIDELITY.md; brokers: all three rejoins of a burst in generation 1 in 15-24 runs of
+# 40, 1 ms apart in 0-8, 2 ms apart in 0-2, 5 ms apart never): how often the expiration overtakes the
 # rejoins already received (the executor queued it before the request handler threads queued them), how
 # often the timer turn comes at once otherwise (the rejoins the loop has already read still go first), and
 # the mean of the exponential latency of the rest. The loop's own timer resolution (epoll: 1 ms) and its

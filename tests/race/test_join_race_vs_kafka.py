@@ -8,9 +8,9 @@ two-proportion z-test at |z| <= ``MAX_Z`` (3: a false alarm about once in 370 co
 race alike); the emulator before issue 18 (0 of 96 together, always the first rejoin alone) fails the
 burst comparison against either broker (about half of their runs are together: z > 4).
 
-Measured on this project's machine (2 cores, load 9-12, 40 runs each; FIDELITY.md has the table):
+Measured on this project's machine (2 cores, load 9-12, 40 runs each; FIDELITY.md has every run):
 Kafka 4.4.0 together 21/13/5/2/0 of 40 at 0/0.5/1/2/5 ms spacing, Kafka 3.9.2 15/10/7/0/0, the emulator
-21/11/11/2/1.
+(the fitted model) 21/-/5/0/0; ``--join-race separate`` 0/40 at the burst.
 """
 
 from __future__ import annotations
