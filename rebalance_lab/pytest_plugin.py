@@ -42,6 +42,7 @@ _OPTIONS: list[tuple[str, str, Callable[[str], Any]]] = [
     ("initial_delay_ms", "group.initial.rebalance.delay.ms (plugin default: 0)", int),
     ("min_session_timeout_ms", "group.min.session.timeout.ms", int),
     ("seed", "fix member ids and placement", int),
+    ("join_race", "zero initial delay, members rejoining together: sampled (default), separate or together", str),
     ("history_limit", "generations the history keeps per group (default 1000; 0: no history)", int),
 ]
 _RENAMED = {"initial_delay_ms": "initial_rebalance_delay_ms"}
