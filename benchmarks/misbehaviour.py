@@ -1,7 +1,7 @@
 """Benchmark: a canary group's heartbeat latency while one client misbehaves (issue 17), and the server's RSS.
 
     .venv/bin/python benchmarks/misbehaviour.py [--topics 250000] [--pipelined 1500] [--clients 10]
-        [--window-seconds 4] [--only NAME,...]
+        [--window-seconds 4] [--session-ms 2000] [--only NAME,...]
 
 Each scenario starts a fresh ``rebalance-lab serve`` process (so its peak RSS is the scenario's own),
 starts a canary group (tests/support/canary.py: two classic members with a 2 s session and a KIP-848
@@ -165,7 +165,7 @@ def run(name: str, args: argparse.Namespace) -> tuple[CanaryReport, float, float
     data = prepare(args)
     server = Server(*extra)
     try:
-        canary = Canary(server.bootstrap, session_timeout_ms=2_000, heartbeat_interval_ms=100)
+        canary = Canary(server.bootstrap, session_timeout_ms=args.session_ms, heartbeat_interval_ms=100)
         canary.start()
         canary.wait_stable_blocking()
         started = time.perf_counter()
@@ -190,6 +190,7 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=10, help="clients of the pipeline-N scenario")
     parser.add_argument("--window-seconds", type=float, default=4.0, help="canary time after each misbehaviour")
     parser.add_argument("--only", default=",".join(SCENARIOS), help="scenarios to run, comma-separated")
+    parser.add_argument("--session-ms", type=int, default=2_000, help="the canary's classic session timeout")
     args = parser.parse_args()
     healthy = True
     for name in args.only.split(","):
