@@ -159,6 +159,10 @@ class EmulatorConfig:
     consumer_group: ConsumerGroupConfig = field(default_factory=ConsumerGroupConfig)  # KIP-848 groups (kafka-4)
     manual_clock: bool = False
     record_path: str | None = None
+    # Durability (rebalance_lab/storage): None keeps everything in memory, as before
+    data_dir: str | None = None  # serve --data-dir: topics, logs, offsets and groups survive a restart
+    flush_messages: int | None = None  # flush.messages: fsync after N messages (None: never, Kafka's default)
+    flush_ms: int | None = None  # flush.ms: fsync what has waited this long (None: never, Kafka's default)
     explain: bool = False
     seed: int | None = None  # fixes member-id UUIDs and placement randomness when set
     control_port: int | None = None  # the HTTP/JSON control endpoint (off by default; 0 = any free port)
@@ -172,7 +176,3 @@ class EmulatorConfig:
         advertised = self.advertised_host or self.host
         if advertised in WILDCARD_HOSTS:
             raise ValueError(wildcard_advertised_message(advertised))
-    # Durability (rebalance_lab/storage): None keeps everything in memory, as before
-    data_dir: str | None = None  # serve --data-dir: topics, logs, offsets and groups survive a restart
-    flush_messages: int | None = None  # flush.messages: fsync after N messages (None: never, Kafka's default)
-    flush_ms: int | None = None  # flush.ms: fsync what has waited this long (None: never, Kafka's default)
