@@ -171,6 +171,8 @@ class TransactionCoordinator:
             return EndResult(ErrorCode.INVALID_PRODUCER_ID_MAPPING)
         if not _valid_end_epoch(txn, epoch):
             return EndResult(ErrorCode.PRODUCER_FENCED)
+        if tv2 and txn.state in COMPLETED:
+            return self._end_without_transaction(txn, epoch, commit, now_ms)
         if txn.tv2 and txn.state in COMPLETED and epoch == txn.producer_epoch:
             # version 2: an end at the bumped epoch is a new end with no transaction (the real 4.4.0 broker)
             return EndResult(ErrorCode.INVALID_TXN_STATE)
@@ -179,16 +181,35 @@ class TransactionCoordinator:
             return EndResult(error)
         return EndResult(error, txn.producer_id, txn.producer_epoch)
 
+    def _end_without_transaction(self, txn: TxnMetadata, epoch: int, commit: bool, now_ms: int) -> EndResult:
+        """EndTxn v5+ in Empty, CompleteCommit or CompleteAbort (Kafka 4.4.0 ``TransactionCoordinator.endTransaction``
+        for transaction version 2): a retry at the previous epoch answers NONE for the end that completed and
+        INVALID_TXN_STATE for the other; a commit at the current epoch INVALID_TXN_STATE; an abort at the current
+        epoch aborts an empty transaction, bumping the epoch (clients send it to clear partitions a failed produce
+        may have added: franz-go's ``EndTransaction``)."""
+        if txn.tv2 and txn.producer_epoch == epoch + 1:
+            done = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
+            if txn.state != done:
+                return EndResult(ErrorCode.INVALID_TXN_STATE)
+            return EndResult(ErrorCode.NONE, txn.producer_id, txn.producer_epoch)
+        if commit:
+            return EndResult(ErrorCode.INVALID_TXN_STATE)
+        self._prepare(txn, False, now_ms, tv2=True)
+        return EndResult(ErrorCode.NONE, txn.producer_id, txn.producer_epoch)
+
+    def _prepare(self, txn: TxnMetadata, commit: bool, now_ms: int, tv2: bool) -> None:
+        if tv2:  # prepareAbortOrCommit of transaction version 2: every end bumps the epoch
+            txn.last_producer_epoch, txn.producer_epoch = txn.producer_epoch, txn.producer_epoch + 1
+        txn.tv2 = tv2
+        txn.state = TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT
+        txn.pending_commit, txn.last_update_ms = commit, now_ms
+        self.completions.append(Completion(txn.transactional_id, txn.producer_id, txn.producer_epoch, commit,
+                                           tuple(txn.sorted_partitions()), now_ms + self.marker_delay_ms))
+
     def _end(self, txn: TxnMetadata, commit: bool, now_ms: int, tv2: bool = False) -> ErrorCode:
         state = txn.state
         if state == TxnState.ONGOING:
-            if tv2:  # prepareAbortOrCommit of transaction version 2: every end bumps the epoch
-                txn.last_producer_epoch, txn.producer_epoch = txn.producer_epoch, txn.producer_epoch + 1
-            txn.tv2 = tv2
-            txn.state = TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT
-            txn.pending_commit, txn.last_update_ms = commit, now_ms
-            self.completions.append(Completion(txn.transactional_id, txn.producer_id, txn.producer_epoch, commit,
-                                               tuple(txn.sorted_partitions()), now_ms + self.marker_delay_ms))
+            self._prepare(txn, commit, now_ms, tv2)
             return ErrorCode.NONE
         done = TxnState.COMPLETE_COMMIT if commit else TxnState.COMPLETE_ABORT
         preparing = TxnState.PREPARE_COMMIT if commit else TxnState.PREPARE_ABORT

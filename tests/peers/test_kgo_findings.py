@@ -1,0 +1,60 @@
+"""Wrong answers franz-go's kgo suite found in the emulator, pinned as unit tests (no I/O).
+
+TestTxnEtl (kgo/txn_test.go) ends a transaction in which produces were attempted but none succeeded with an
+EndTxn v5 abort "to clear any server-side partition registrations" (kgo/txn.go). Kafka 4.4.0's
+``TransactionCoordinator.endTransaction`` for transaction version 2 (vineflower on kafka_2.13-4.4.0.jar)
+answers an abort at the current epoch in Empty, CompleteCommit or CompleteAbort with a new abort of an empty
+transaction that bumps the epoch; the emulator answered INVALID_TXN_STATE, and kgo failed the session.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+from rebalance_lab.coordinator.transactions.coordinator import TransactionCoordinator
+from rebalance_lab.coordinator.transactions.state import TxnState
+from rebalance_lab.protocol.errors import ErrorCode as E
+
+
+def _initialized() -> TransactionCoordinator:
+    tc = TransactionCoordinator(start_ms=0)
+    ids = itertools.count(1000)
+    assert tc.init_producer_id("t", 60_000, None, 0, lambda: next(ids)).error is E.NONE
+    return tc
+
+
+def _complete(tc: TransactionCoordinator, now: int) -> None:
+    for completion in tc.due_completions(now):
+        tc.markers_written(completion, now)
+
+
+def test_a_version_2_abort_of_an_empty_transaction_bumps_the_epoch_and_completes() -> None:
+    tc = _initialized()
+    end = tc.end_txn("t", 1000, 0, False, 1, tv2=True)
+    assert (end.error, end.producer_id, end.producer_epoch) == (E.NONE, 1000, 1)
+    _complete(tc, 1)
+    assert tc.txns["t"].state == TxnState.COMPLETE_ABORT
+    assert tc.end_txn("t", 1000, 0, False, 2, tv2=True).producer_epoch == 1  # a retry: NONE, the same epoch
+    again = tc.end_txn("t", 1000, 1, False, 3, tv2=True)  # the next empty abort, at the bumped epoch
+    assert (again.error, again.producer_epoch) == (E.NONE, 2)
+
+
+def test_a_version_2_commit_of_an_empty_transaction_is_still_an_invalid_state() -> None:
+    tc = _initialized()
+    assert tc.end_txn("t", 1000, 0, True, 1, tv2=True).error is E.INVALID_TXN_STATE
+    assert tc.txns["t"].producer_epoch == 0
+
+
+def test_a_version_2_abort_after_a_commit_aborts_anew_but_its_retry_is_an_invalid_state() -> None:
+    tc = _initialized()
+    assert tc.add_partitions("t", 1000, 0, {("a", 0)}, 1) is E.NONE
+    assert tc.end_txn("t", 1000, 0, True, 2, tv2=True).producer_epoch == 1
+    _complete(tc, 2)
+    assert tc.end_txn("t", 1000, 0, False, 3, tv2=True).error is E.INVALID_TXN_STATE  # retry with the other result
+    fresh = tc.end_txn("t", 1000, 1, False, 3, tv2=True)
+    assert (fresh.error, fresh.producer_epoch) == (E.NONE, 2)
+
+
+def test_a_version_1_abort_of_an_empty_transaction_stays_an_invalid_state() -> None:
+    tc = _initialized()
+    assert tc.end_txn("t", 1000, 0, False, 1).error is E.INVALID_TXN_STATE
