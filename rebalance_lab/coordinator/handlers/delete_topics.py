@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import uuid
 from collections import Counter
+from collections.abc import Generator
 from typing import Any
 
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
@@ -82,6 +84,10 @@ def _delete(ctx: RequestContext, name: str | None, topic_id: uuid.UUID | None) -
 
 def handle(ctx: RequestContext, request: Any) -> Any:
     entries = _entries(ctx, request)
+    return answer(_answer(ctx, entries), len(entries))
+
+
+def _answer(ctx: RequestContext, entries: list[Entry]) -> Generator[None, None, Any]:
     valid = [(n, i) for n, i in entries if (n is None) != (i is None)]
     counts: Counter[str | uuid.UUID | None] = Counter(n if i is None else i for n, i in valid)
     results = _invalid(entries)
@@ -90,7 +96,9 @@ def handle(ctx: RequestContext, request: Any) -> Any:
             results.append(_result(None, key, ErrorCode.INVALID_REQUEST, "Duplicate topic id."))
         else:
             results.append(_result(key, None, ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+    pacer = Pacer()
     for name, topic_id in valid:
+        yield from pacer.pause()  # each topic is deleted from one state; others are served in between
         if counts[name if topic_id is None else topic_id] == 1:
             results.append(_delete(ctx, name, topic_id))
     return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, responses=results)

@@ -17,11 +17,13 @@ answer (KIP-966).
 from __future__ import annotations
 
 import uuid
+from collections.abc import Generator
 from typing import Any
 
 from rebalance_lab.coordinator.cluster import PartitionInfo, TopicInfo, is_internal_topic, is_valid_topic_name
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
@@ -67,6 +69,10 @@ def _missing(name: str, error: ErrorCode) -> Any:
 
 
 def handle(ctx: RequestContext, request: Any) -> Any:
+    return answer(_answer(ctx, request), len(request.topics) or len(ctx.world.cluster.topics))
+
+
+def _answer(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
     names, everything = _wanted(ctx, request)
     denied = authz.denied(ctx, authz.DESCRIBE, authz.TOPIC, names)
     cursor = request.cursor
@@ -74,7 +80,9 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     remaining = max(min(MAX_PARTITIONS, request.response_partition_limit), 1)
     topics: list[Any] = []
     next_cursor = None
+    pacer = Pacer()
     for name in (n for n in names if n not in denied):
+        yield from pacer.pause()  # each topic is described from one state
         if remaining <= 0:
             next_cursor = _CURSOR(topic_name=name, partition_index=0)
             break
@@ -92,6 +100,7 @@ def handle(ctx: RequestContext, request: Any) -> Any:
             break
         remaining -= max(0, upper - first)
     for topic in topics:  # the handler sets every returned topic's operations, errors included
+        yield from pacer.pause()
         topic.topic_authorized_operations = authz.authorized_operations(ctx, authz.TOPIC, topic.name)
     if not everything:
         topics.extend(_missing(n, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for n in sorted(denied))

@@ -19,12 +19,14 @@ Follows ``KafkaApis.handleListOffsetRequest`` and ``UnifiedLog.fetchOffsetByTime
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Generator
 from typing import Any
 
 from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator.dataplane import leadership_error, partition_log
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer
 from rebalance_lab.coordinator.logs import TimestampAndOffset
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
@@ -73,22 +75,33 @@ def _partition(ctx: RequestContext, request: Any, name: str, p: Any, duplicate: 
 
 
 def handle(ctx: RequestContext, request: Any) -> Any:
+    size = sum(len(t.partitions) for t in request.topics)
+    return answer(_answer(ctx, request), size)
+
+
+def _answer(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
     counts = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     if ctx.world.config.flavor == Flavor.KAFKA_3:
         # 3.9 answers every requested entry, duplicates included, in the request's shape.
-        topics = [_TOPIC(name=t.name, partitions=[
-            _partition(ctx, request, t.name, p, counts[(t.name, p.partition_index)] > 1) for p in t.partitions])
-            for t in request.topics]
+        pacer, topics = Pacer(), []
+        for t in request.topics:
+            parts = []
+            for p in t.partitions:
+                yield from pacer.pause()
+                parts.append(_partition(ctx, request, t.name, p, counts[(t.name, p.partition_index)] > 1))
+            topics.append(_TOPIC(name=t.name, partitions=parts))
         return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, topics=topics)
-    return _grouped(ctx, request, counts)
+    return (yield from _grouped(ctx, request, counts))
 
 
-def _grouped(ctx: RequestContext, request: Any, counts: Counter[tuple[str, int]]) -> Any:
+def _grouped(ctx: RequestContext, request: Any, counts: Counter[tuple[str, int]]) -> Generator[None, None, Any]:
     """4.x: one answer per distinct partition, grouped by topic (``ReplicaManager.fetchOffset``
     keys its answers by partition; Kafka's group order is a Scala HashMap's, ours first use)."""
     grouped: dict[str, dict[int, Any]] = {}
+    pacer = Pacer()
     for t in request.topics:
         for p in t.partitions:
+            yield from pacer.pause()  # each partition is answered from one state
             answers = grouped.setdefault(t.name, {})
             key = (t.name, p.partition_index)
             if p.partition_index not in answers:

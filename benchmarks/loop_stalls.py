@@ -1,0 +1,85 @@
+"""Benchmark: the longest event-loop stall while one big valid request of each API is served (issue 17, Fairness).
+
+    .venv/bin/python benchmarks/loop_stalls.py [--entries 200000] [--only NAME,...]
+
+Runs an emulator in this process (20 topics of 10,000 partitions: the per-topic cap) with a lag probe on
+its loop: a task that sleeps 1 ms over and over and records how late it wakes. For each API it sends one
+request listing ``--entries`` entries (200,000: 2-10 MB frames, near ``socket.request.max.bytes`` of
+100 MiB only for the largest), waits for the answer, and prints the probe's longest and p99 overshoot,
+the frame size and the wall time. Frames of 256 KiB and more are decoded and encoded off the loop, so
+what remains is the handler's own work: a stepped handler stalls the loop for a few ms at most.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # tests.support is imported from the repository root
+    sys.path.insert(0, str(REPO_ROOT))
+
+from rebalance_lab.config import EmulatorConfig, GroupConfig  # noqa: E402
+from rebalance_lab.coordinator.server import EmulatorServer  # noqa: E402
+from tests.integration.wire import RawConnection  # noqa: E402
+from tests.support.big_requests import BUILDERS, PARTITIONS, TOPICS, frame  # noqa: E402
+
+
+class LagProbe:
+    """Sleeps 1 ms at a time on the loop and records how late each wake-up is (the loop's stalls)."""
+
+    def __init__(self) -> None:
+        self.lags: list[float] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def _run(self) -> None:
+        while True:
+            start = time.perf_counter()
+            await asyncio.sleep(0.001)
+            self.lags.append((time.perf_counter() - start - 0.001) * 1000)
+
+    def __enter__(self) -> LagProbe:
+        self._task = asyncio.get_running_loop().create_task(self._run())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert self._task is not None
+        self._task.cancel()
+
+    def summary(self) -> tuple[float, float]:
+        ordered = sorted(self.lags) or [0.0]
+        return ordered[-1], ordered[int(0.99 * (len(ordered) - 1))]
+
+
+async def measure(server: EmulatorServer, name: str, entries: int) -> str:
+    request = await asyncio.to_thread(frame, name, entries)
+    broker = server.world.cluster.brokers[0]
+    conn = await RawConnection.open(broker.host, broker.port)
+    started = time.perf_counter()
+    with LagProbe() as probe:
+        await conn.send_raw(request)
+        answer = await conn.read_frame(timeout=600)
+    wall = time.perf_counter() - started
+    await conn.close()
+    worst, p99 = probe.summary()
+    return (f"{name:28s} entries {entries:>8,} frame {len(request) / 1e6:6.2f} MB answer {len(answer) / 1e6:6.2f} MB "
+            f"wall {wall:6.2f} s  loop stall max {worst:8.1f} ms p99 {p99:6.1f} ms")
+
+
+async def main(entries: int, only: list[str]) -> None:
+    group = GroupConfig(initial_rebalance_delay_ms=0)
+    config = EmulatorConfig(port=0, group=group, topics=tuple((f"big-{t}", PARTITIONS) for t in range(TOPICS)))
+    async with EmulatorServer(config) as server:
+        for name in only:
+            print(await measure(server, name, entries), flush=True)
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--entries", type=int, default=200_000)
+    parser.add_argument("--only", default=",".join(BUILDERS), help="comma-separated: " + ",".join(BUILDERS))
+    args = parser.parse_args()
+    asyncio.run(main(args.entries, [n for n in args.only.split(",") if n]))

@@ -1,0 +1,99 @@
+"""No big request of a list-taking API holds the loop long enough to cost another group a member (issue 17).
+
+For each API whose handler works in steps (handlers/steps.py), a canary group (tests/support/canary.py:
+classic members and a KIP-848 member, 1 s sessions, heartbeating every 100 ms in their own thread) keeps
+every member while one request listing 200,000 entries (4-8 MB) is served on the same emulated broker,
+and the answer is the one the handler gives in one go. Before these handlers were stepped each such
+request held the loop for 1.5-3 s (benchmarks/loop_stalls.py), and the canary lost members. The
+assertions are on membership and answers, never on timings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from rebalance_lab.config import EmulatorConfig, GroupConfig
+from rebalance_lab.coordinator.server import EmulatorServer
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.errors import ErrorCode
+from tests.integration.wire import RawConnection
+from tests.support.big_requests import BUILDERS, PARTITIONS, TOPICS, frame
+from tests.support.canary import Canary
+
+ENTRIES = 200_000
+SESSION_MS = 1_000
+
+
+@pytest.fixture
+async def server() -> AsyncIterator[EmulatorServer]:
+    group = GroupConfig(initial_rebalance_delay_ms=0, min_session_timeout_ms=1_000)
+    topics = tuple((f"big-{t}", PARTITIONS) for t in range(TOPICS))
+    async with EmulatorServer(EmulatorConfig(port=0, group=group, topics=topics)) as emulator:
+        yield emulator
+
+
+async def _served_beside_a_canary(server: EmulatorServer, name: str) -> Any:
+    api_key, version, _fields = BUILDERS[name](1)
+    request = await asyncio.to_thread(frame, name, ENTRIES, 7)
+    broker = server.world.cluster.brokers[0]
+    async with Canary(server.bootstrap_servers, session_timeout_ms=SESSION_MS, heartbeat_interval_ms=100) as canary:
+        offender = await RawConnection.open(broker.host, broker.port)
+        await offender.send_raw(request)
+        payload = await offender.read_frame(timeout=300)
+    canary.report.assert_healthy()
+    await offender.close()
+    response = await asyncio.to_thread(codec.decode_response, api_key, version, payload)
+    assert response.header.correlation_id == 7
+    return response
+
+
+def _list_offsets(response: Any) -> None:
+    assert [t.name for t in response.topics] == [f"big-{t}" for t in range(TOPICS)]
+    partitions = [p for t in response.topics for p in t.partitions]
+    assert len(partitions) == ENTRIES
+    assert {(p.error_code, p.offset) for p in partitions} == {(ErrorCode.NONE, 0)}  # empty logs: latest is 0
+
+
+def _delete_topics(response: Any) -> None:
+    assert len(response.responses) == ENTRIES
+    assert [r.name for r in response.responses[:2]] == ["no-such-topic-0", "no-such-topic-1"]
+    assert {r.error_code for r in response.responses} == {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+
+
+def _describe_topic_partitions(response: Any) -> None:
+    assert len(response.topics) == ENTRIES  # unknown names are all answered; only partitions count to the limit
+    assert {t.error_code for t in response.topics} == {ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
+    assert response.next_cursor is None
+
+
+CHECKS: dict[str, Callable[[Any], None]] = {
+    "list_offsets": _list_offsets,
+    "delete_topics": _delete_topics,
+    "describe_topic_partitions": _describe_topic_partitions,
+}
+
+
+@pytest.mark.parametrize("name", list(CHECKS))
+async def test_a_request_listing_200_000_entries_is_answered_in_full_and_no_canary_member_is_lost(
+    server: EmulatorServer, name: str
+) -> None:
+    CHECKS[name](await _served_beside_a_canary(server, name))
+
+
+def test_a_small_request_is_still_answered_in_one_go() -> None:
+    from rebalance_lab.coordinator.handlers.base import Stepped
+    from rebalance_lab.coordinator.handlers.steps import Pacer, answer
+
+    def work() -> Any:
+        pacer = Pacer(step=2)
+        for _ in range(5):
+            yield from pacer.pause()
+        return "done"
+
+    assert answer(work(), 200) == "done"
+    big = answer(work(), 201)
+    assert isinstance(big, Stepped) and sum(1 for _ in big.steps) == 2
