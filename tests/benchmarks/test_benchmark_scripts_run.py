@@ -100,3 +100,10 @@ def test_the_consumer_compaction_benchmark_prints_the_group_log_size_and_rss_per
 def test_the_join_race_benchmark_prints_the_share_of_one_generation_runs() -> None:
     out = _run("join_race.py", "--runs", "2", "--spacings", "0,1", "--join-race", "together")
     assert "emulator (together): spacing 0 ms: together 2/2" in out and "spacing 1 ms: together 2/2" in out
+
+
+def test_the_peer_kfake_benchmark_prints_the_emulator_and_kfake_side_by_side() -> None:
+    out = _run("peer_kfake.py", "--records", "200", "--runs", "1", timeout=900)
+    words = " ".join(out.split())  # the columns are padded
+    assert "emulator produce 200 records median" in words and "kfake produce 200 records median" in words
+    assert words.count("join + consume 200 median") == 2
