@@ -50,10 +50,7 @@ EXPECTED_SKIPS = {  # test -> the reason the suite itself gives
     **{f"test_sasl_integration.py::{name}[{mech}]": "Testing on external Kafka Broker"
        for name in ("test_admin", "test_produce_and_consume", "test_client")
        for mech in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")},
-    **{f"test_producer_integration.py::{name}[{codec}]": f"Compression libraries not installed for {codec}"
-       for name in ("test_end_to_end", "test_kafka_producer_proper_record_metadata")
-       for codec in ("snappy", "lz4", "zstd")},
-}
+}  # snappy, lz4 and zstd run: python-snappy, lz4 and zstandard are pinned in requirements.lock
 
 
 def _sdist(workdir: Path) -> Path:
@@ -114,4 +111,6 @@ def test_kafka_python_integration_suite_is_green_against_the_emulator(emulator: 
     skipped = {name: message for name, (outcome, message) in outcomes.items() if outcome == "skipped"}
     assert set(skipped) == set(EXPECTED_SKIPS), set(skipped) ^ set(EXPECTED_SKIPS)
     assert all(EXPECTED_SKIPS[name] in message for name, message in skipped.items()), skipped
-    assert sum(outcome == "passed" for outcome, _ in outcomes.values()) >= 40, done.stdout[-3000:]
+    passed = sum(outcome == "passed" for outcome, _ in outcomes.values())
+    print(f"kafka-python suite: {passed} passed, {len(failed)} failed (excluded), {len(skipped)} skipped by itself")
+    assert passed >= 50, done.stdout[-3000:]
