@@ -519,6 +519,13 @@ async def _release(*messages: Any) -> None:
             items = getattr(message, name, None)
             if not isinstance(items, list):
                 continue
-            while len(items) > _RELEASE_SLICE:
-                del items[-_RELEASE_SLICE:]
-                await asyncio.sleep(0)
+            for item in items if len(items) <= _RELEASE_SLICE else ():  # a few topics of 10,000 partitions each
+                await _release_list(getattr(item, "partitions", None))
+            await _release_list(items)
+
+
+async def _release_list(items: Any) -> None:
+    if isinstance(items, list):
+        while len(items) > _RELEASE_SLICE:
+            del items[-_RELEASE_SLICE:]
+            await asyncio.sleep(0)

@@ -70,10 +70,19 @@ def _describe_topic_partitions(response: Any) -> None:
     assert response.next_cursor is None
 
 
+def _create_topics(response: Any) -> None:
+    # ControllerApis fails the whole request before looking at any topic: 200,000 partitions > 10,000
+    assert [t.name for t in response.topics[:2]] == ["new-topic-0", "new-topic-1"]
+    assert len(response.topics) == ENTRIES
+    assert {(t.error_code, t.error_message) for t in response.topics} == {
+        (ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")}
+
+
 CHECKS: dict[str, Callable[[Any], None]] = {
     "list_offsets": _list_offsets,
     "delete_topics": _delete_topics,
     "describe_topic_partitions": _describe_topic_partitions,
+    "create_topics": _create_topics,
 }
 
 

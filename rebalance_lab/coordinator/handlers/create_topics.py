@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Generator
 from typing import Any
 
 from rebalance_lab.config import Flavor
@@ -27,6 +28,7 @@ from rebalance_lab.coordinator import controller_limits, topic_configs
 from rebalance_lab.coordinator.cluster import TopicInfo
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer, chunks, counted
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
@@ -93,21 +95,31 @@ def _one_partition(topic: Any) -> Any:
                        assignments=[], configs=topic.configs)
 
 
-def _over_record_bound(ctx: RequestContext, topics: list[Any], counts: Counter[str]) -> bool:
+def _over_record_bound(ctx: RequestContext, topics: list[Any], counts: Counter[str]) -> Generator[None, None, bool]:
     """Whether the topics that would be created write more records than the controller's bound."""
     distinct = [t for t in topics if counts[t.name] == 1]
     default = ctx.world.config.num_partitions
-    upper = sum(controller_limits.creation_records(controller_limits.requested_partitions([t], default),
-                                                   len(t.configs or [])) for t in distinct)
+    pacer, upper = Pacer(), 0
+    for t in distinct:
+        yield from pacer.pause()
+        upper += controller_limits.creation_records(controller_limits.requested_partitions([t], default),
+                                                    len(t.configs or []))
     if upper <= controller_limits.MAX_RECORDS_PER_USER_OP:
         return False  # the common case: no dry run
-    return sum(_records_if_created(ctx, t) for t in distinct) > controller_limits.MAX_RECORDS_PER_USER_OP
+    total = 0
+    for t in distinct:  # a dry run changes nothing: the world may change between two steps of it
+        yield from pacer.pause()
+        total += _records_if_created(ctx, t)
+    return total > controller_limits.MAX_RECORDS_PER_USER_OP
 
 
-def _request_error(ctx: RequestContext, topics: list[Any], counts: Counter[str]) -> str | None:
-    config = ctx.world.config
-    message = controller_limits.create_topics_error(topics, config.num_partitions)
-    if message is None and _over_record_bound(ctx, topics, counts):
+def _request_error(ctx: RequestContext, topics: list[Any], counts: Counter[str]) -> Generator[None, None, str | None]:
+    default, requested = ctx.world.config.num_partitions, 0
+    for chunk in chunks(topics):  # controller_limits.create_topics_error, a step's worth of topics at a time
+        yield
+        requested += controller_limits.requested_partitions(chunk, default)
+    message = controller_limits.TOO_MANY_PARTITIONS if requested > controller_limits.MAX_RECORDS_PER_USER_OP else None
+    if message is None and (yield from _over_record_bound(ctx, topics, counts)):
         message = controller_limits.BATCH_TOO_LARGE
     return message
 
@@ -128,15 +140,28 @@ def _described(ctx: RequestContext, result: Any) -> Any:
 
 
 def handle(ctx: RequestContext, request: Any) -> Any:
-    counts = Counter(t.name for t in request.topics)
-    refused = _request_error(ctx, list(request.topics), counts)
+    return answer(_answer(ctx, request), len(request.topics))
+
+
+def _answer(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
+    """Checked in steps; created in one go. The controller writes a request's topics as one atomic batch
+    (ReplicationControlManager.createTopics), which its 10,000-record bound keeps small; a request over
+    the bound, or one that only validates, changes nothing and is worked through in steps."""
+    counts = yield from counted(t.name for t in request.topics)
+    refused = yield from _request_error(ctx, list(request.topics), counts)
+    pacer = Pacer()
     if refused is not None:  # the controller failed the whole request: every topic, in request order
-        failed = [_failure(t.name, ErrorCode.POLICY_VIOLATION, refused) for t in request.topics]
+        failed = []
+        for t in request.topics:
+            yield from pacer.pause()
+            failed.append(_failure(t.name, ErrorCode.POLICY_VIOLATION, refused))
         return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, topics=failed)
     validate_only = bool(getattr(request, "validate_only", False))
     refused_names = _not_creatable(ctx, [n for n, c in counts.items() if c == 1])
     results: list[Any] = []
     for topic in request.topics:
+        if validate_only:
+            yield from pacer.pause()
         if counts[topic.name] > 1 or topic.name in refused_names:
             continue
         try:

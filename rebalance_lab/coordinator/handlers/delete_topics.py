@@ -18,7 +18,7 @@ from typing import Any
 
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
-from rebalance_lab.coordinator.handlers.steps import Pacer, answer
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer, counted
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
@@ -89,7 +89,7 @@ def handle(ctx: RequestContext, request: Any) -> Any:
 
 def _answer(ctx: RequestContext, entries: list[Entry]) -> Generator[None, None, Any]:
     valid = [(n, i) for n, i in entries if (n is None) != (i is None)]
-    counts: Counter[str | uuid.UUID | None] = Counter(n if i is None else i for n, i in valid)
+    counts: Counter[str | uuid.UUID | None] = yield from counted(n if i is None else i for n, i in valid)
     results = _invalid(entries)
     for key in dict.fromkeys(k for k, c in counts.items() if c > 1):
         if isinstance(key, uuid.UUID):

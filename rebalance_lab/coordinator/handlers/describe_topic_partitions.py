@@ -23,7 +23,7 @@ from typing import Any
 from rebalance_lab.coordinator.cluster import PartitionInfo, TopicInfo, is_internal_topic, is_valid_topic_name
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
-from rebalance_lab.coordinator.handlers.steps import Pacer, answer
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer, distinct_sorted
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
@@ -37,12 +37,12 @@ _ZERO = uuid.UUID(int=0)
 _NO_OPERATIONS = -(2**31)
 
 
-def _wanted(ctx: RequestContext, request: Any) -> tuple[list[str], bool]:
+def _wanted(ctx: RequestContext, request: Any) -> Generator[None, None, tuple[list[str], bool]]:
     cursor = request.cursor
     start = cursor.topic_name if cursor is not None else ""
     everything = not request.topics
     names = list(ctx.world.cluster.topics) if everything else [t.name for t in request.topics]
-    chosen = sorted({n for n in names if n >= start})
+    chosen = yield from distinct_sorted(n for n in names if n >= start)
     if not everything and cursor is not None and cursor.topic_name not in chosen:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "DescribeTopicPartitionsRequest topic list should contain the "
                          f"cursor topic: {cursor.topic_name}")
@@ -73,7 +73,7 @@ def handle(ctx: RequestContext, request: Any) -> Any:
 
 
 def _answer(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
-    names, everything = _wanted(ctx, request)
+    names, everything = yield from _wanted(ctx, request)
     denied = authz.denied(ctx, authz.DESCRIBE, authz.TOPIC, names)
     cursor = request.cursor
     live = {i for i, node in ctx.world.nodes.items() if node.up and i not in ctx.world.cluster.fenced}

@@ -26,7 +26,7 @@ from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator.dataplane import leadership_error, partition_log
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
-from rebalance_lab.coordinator.handlers.steps import Pacer, answer
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer, counted
 from rebalance_lab.coordinator.logs import TimestampAndOffset
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
@@ -80,7 +80,7 @@ def handle(ctx: RequestContext, request: Any) -> Any:
 
 
 def _answer(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
-    counts = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
+    counts = yield from counted((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     if ctx.world.config.flavor == Flavor.KAFKA_3:
         # 3.9 answers every requested entry, duplicates included, in the request's shape.
         pacer, topics = Pacer(), []

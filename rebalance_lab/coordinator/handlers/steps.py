@@ -10,11 +10,22 @@ still happens on the loop, in the request's order, and each entry is answered fr
 
 from __future__ import annotations
 
-from collections.abc import Generator
-from typing import Any
+import heapq
+from collections import Counter
+from collections.abc import Generator, Iterable, Sequence
+from typing import Any, Protocol, TypeVar
 
 from rebalance_lab.coordinator.handlers.base import Stepped
 
+K = TypeVar("K")
+T = TypeVar("T")
+
+
+class _Ordered(Protocol):
+    def __lt__(self, other: Any, /) -> bool: ...
+
+
+S = TypeVar("S", bound=_Ordered)
 STEP = 200  # entries (partitions, names) per step: ~1-5 ms of handler work
 
 
@@ -35,3 +46,38 @@ def answer(steps: Generator[None, None, Any], size: int) -> Any:
     """The response body at once for a request of at most one step's ``size``, else a :class:`Stepped` reply."""
     stepped = Stepped(steps)
     return stepped.run() if size <= STEP else stepped
+
+
+def counted(keys: Iterable[K]) -> Generator[None, None, Counter[K]]:
+    """``Counter(keys)``, in steps (counting 200,000 names takes ~100 ms)."""
+    counts: Counter[K] = Counter()
+    pacer = Pacer(STEP * 10)
+    for key in keys:
+        yield from pacer.pause()
+        counts[key] += 1
+    return counts
+
+
+def chunks(items: Sequence[T], size: int = STEP) -> Generator[Sequence[T], None, None]:
+    """``items`` a step's worth at a time (for a check that takes a list, e.g. controller_limits)."""
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def distinct_sorted(items: Iterable[S]) -> Generator[None, None, list[S]]:
+    """``sorted(set(items))``, in steps: runs of a few thousand sorted apart, then merged a step at a time."""
+    pacer, seen = Pacer(STEP * 10), set()
+    for item in items:
+        yield from pacer.pause()
+        seen.add(item)
+    runs: list[list[S]] = []
+    for chunk in chunks(list(seen), STEP * 25):
+        yield
+        runs.append(sorted(chunk))
+    if len(runs) <= 1:
+        return runs[0] if runs else []
+    merged: list[S] = []
+    for item in heapq.merge(*runs):
+        yield from pacer.pause()
+        merged.append(item)
+    return merged
