@@ -75,6 +75,8 @@ def _report(run: GoTestRun, tests: set[str]) -> str:
 def test_franz_go_kgo_integration_suite_is_green_against_the_emulator(emulator: Emulator) -> None:
     run = _go_test(emulator)
     assert run.outcomes, "go test ran nothing: " + "".join(run.package_output)[-3000:]
+    print(f"kgo suite: {len(run.tests_with('pass'))} passed, {len(run.tests_with('fail'))} failed, "
+          f"{len(run.tests_with('skip'))} skipped")
     failed = run.tests_with("fail") - set(EXCLUDED_FAILURES)
     assert not failed, _report(run, failed)
     assert run.tests_with("skip") == SHARE_GROUP_TESTS, _report(run, run.tests_with("skip") ^ SHARE_GROUP_TESTS)
