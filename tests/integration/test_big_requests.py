@@ -78,11 +78,20 @@ def _create_topics(response: Any) -> None:
         (ErrorCode.POLICY_VIOLATION, "Excessively large number of partitions per request.")}
 
 
+def _offset_fetch(response: Any) -> None:
+    (group,) = response.groups
+    assert (group.group_id, group.error_code) == ("bench", ErrorCode.NONE)
+    partitions = [p for t in group.topics for p in t.partitions]
+    assert len(partitions) == ENTRIES  # nothing committed: -1 for each
+    assert {(p.error_code, p.committed_offset) for p in partitions} == {(ErrorCode.NONE, -1)}
+
+
 CHECKS: dict[str, Callable[[Any], None]] = {
     "list_offsets": _list_offsets,
     "delete_topics": _delete_topics,
     "describe_topic_partitions": _describe_topic_partitions,
     "create_topics": _create_topics,
+    "offset_fetch": _offset_fetch,
 }
 
 

@@ -10,6 +10,7 @@ group's error with no topics.
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,7 @@ from rebalance_lab.coordinator.classic.ordering import java_hashmap_order
 from rebalance_lab.coordinator.group_service import owns_group
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer
 from rebalance_lab.coordinator.offsets import NO_EPOCH, NO_OFFSET, CommittedOffset
 from rebalance_lab.coordinator.offsets_service import offsets_of
 from rebalance_lab.protocol import codec
@@ -53,11 +55,15 @@ def _topic_key(ctx: RequestContext, topic: Any) -> tuple[str, Any]:
 
 
 def _requested(ctx: RequestContext, group_id: str, topics: list[Any], indexes_field: str,
-               stable: bool = False) -> list[_TopicResult]:
-    store = offsets_of(ctx.world).store
+               stable: bool = False) -> Generator[None, None, list[_TopicResult]]:
+    # The group's offsets as they are now (one C-speed copy), read in steps: Kafka answers from one
+    # snapshot of the group (OffsetMetadataManager.fetchOffsets at the last committed offset).
+    committed = dict(offsets_of(ctx.world).store.fetch_all(group_id))
     pending = offsets_of(ctx.world).pending
     results = []
+    pacer = Pacer()
     for topic in topics:
+        yield from pacer.pause()
         name, topic_id = _topic_key(ctx, topic)
         if not authz.permits(ctx, authz.DESCRIBE, authz.TOPIC, name):  # KafkaApis: DESCRIBE on each topic
             entries = [_Entry(p, None, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in getattr(topic, indexes_field)]
@@ -65,8 +71,11 @@ def _requested(ctx: RequestContext, group_id: str, topics: list[Any], indexes_fi
             continue
         # RequireStable (KIP-447): an offset pending in a transaction -> UNSTABLE_OFFSET_COMMIT (OMM.fetchOffsets)
         unstable = ErrorCode.UNSTABLE_OFFSET_COMMIT
-        entries = [_Entry(p, None, unstable) if stable and pending.has_pending(group_id, name, p)
-                   else _Entry(p, store.fetch(group_id, name, p)) for p in getattr(topic, indexes_field)]
+        entries = []
+        for p in getattr(topic, indexes_field):
+            yield from pacer.pause()
+            entries.append(_Entry(p, None, unstable) if stable and pending.has_pending(group_id, name, p)
+                           else _Entry(p, committed.get((name, p))))
         results.append(_TopicResult(name, topic_id, entries))
     return results
 
@@ -98,7 +107,7 @@ def _integer_hashmap_order(items: list[tuple[int, CommittedOffset]]) -> list[tup
 
 def _fetch_group(ctx: RequestContext, group_id: str, topics: list[Any] | None, indexes_field: str,
                  member: tuple[str | None, int] = (None, -1), stable: bool = False
-                 ) -> tuple[ErrorCode, list[_TopicResult]]:
+                 ) -> Generator[None, None, tuple[ErrorCode, list[_TopicResult]]]:
     if not authz.permits(ctx, authz.DESCRIBE, authz.GROUP, group_id):
         return ErrorCode.GROUP_AUTHORIZATION_FAILED, []
     if not owns_group(ctx.world, ctx.broker.node_id, group_id):
@@ -109,7 +118,7 @@ def _fetch_group(ctx: RequestContext, group_id: str, topics: list[Any] | None, i
             return error, []
     if topics is None:
         return ErrorCode.NONE, _all(ctx, group_id)
-    return ErrorCode.NONE, _requested(ctx, group_id, topics, indexes_field, stable)
+    return ErrorCode.NONE, (yield from _requested(ctx, group_id, topics, indexes_field, stable))
 
 
 def _partition(cls: Any, entry: _Entry, error: ErrorCode) -> Any:
@@ -123,46 +132,59 @@ def _partition(cls: Any, entry: _Entry, error: ErrorCode) -> Any:
     )
 
 
-def _topics(topic_cls: Any, version: int, results: list[_TopicResult], partition_error: ErrorCode) -> list[Any]:
+def _topics(topic_cls: Any, version: int, results: list[_TopicResult], partition_error: ErrorCode
+            ) -> Generator[None, None, list[Any]]:
     part_cls = next(getattr(topic_cls, a) for a in dir(topic_cls) if a.startswith("OffsetFetchResponsePartition"))
     topics = []
+    pacer = Pacer()
     for result in results:
         key: dict[str, Any] = {"topic_id": result.topic_id} if version >= _TOPIC_IDS_FROM else {"name": result.name}
-        topics.append(topic_cls(**key, partitions=[_partition(part_cls, e, partition_error) for e in result.entries]))
+        partitions = []
+        for entry in result.entries:
+            yield from pacer.pause()
+            partitions.append(_partition(part_cls, entry, partition_error))
+        topics.append(topic_cls(**key, partitions=partitions))
     return topics
 
 
-def _single(ctx: RequestContext, request: Any) -> Any:
+def _single(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
     version = ctx.api_version
     stable = bool(getattr(request, "require_stable", False))
-    error, results = _fetch_group(ctx, request.group_id, request.topics, "partition_indexes", stable=stable)
+    error, results = yield from _fetch_group(ctx, request.group_id, request.topics, "partition_indexes",
+                                             stable=stable)
     unauthorized = error is ErrorCode.GROUP_AUTHORIZATION_FAILED and version >= _TOP_LEVEL_ERROR_FROM
     if error is not ErrorCode.NONE and request.topics is not None and not unauthorized:
         results = _requested_without_values(request.topics)  # v2-7 answer an unauthorized group with no topic
     topic_cls = codec.response_type(API_KEY).OffsetFetchResponseTopic
     per_partition = error if version < _TOP_LEVEL_ERROR_FROM else ErrorCode.NONE
     return codec.new_response(API_KEY, version, throttle_time_ms=0, error_code=int(error),
-                              topics=_topics(topic_cls, version, results, per_partition))
+                              topics=(yield from _topics(topic_cls, version, results, per_partition)))
 
 
 def _requested_without_values(topics: list[Any]) -> list[_TopicResult]:
     return [_TopicResult(t.name, None, [_Entry(p, None) for p in t.partition_indexes]) for t in topics]
 
 
-def _batched(ctx: RequestContext, request: Any) -> Any:
+def _batched(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
     group_cls = codec.response_type(API_KEY).OffsetFetchResponseGroup
     topic_cls = group_cls.OffsetFetchResponseTopics
     groups = []
     for group in request.groups:
         member = (group.member_id, group.member_epoch) if ctx.api_version >= _MEMBER_FROM else (None, -1)
-        error, results = _fetch_group(ctx, group.group_id, group.topics, "partition_indexes", member,
+        yield  # each group is read from one state
+        error, results = yield from _fetch_group(ctx, group.group_id, group.topics, "partition_indexes", member,
                                       bool(getattr(request, "require_stable", False)))
         groups.append(group_cls(group_id=group.group_id, error_code=int(error),
-                                topics=_topics(topic_cls, ctx.api_version, results, ErrorCode.NONE)))
+                                topics=(yield from _topics(topic_cls, ctx.api_version, results, ErrorCode.NONE))))
     return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, groups=groups)
 
 
 def handle(ctx: RequestContext, request: Any) -> Any:
     if ctx.api_version >= _BATCHED_FROM:
-        return _batched(ctx, request)
-    return _single(ctx, request)
+        groups = request.groups or []
+        return answer(_batched(ctx, request), sum(1 + len(_partitions(g.topics)) for g in groups))
+    return answer(_single(ctx, request), len(_partitions(request.topics)))
+
+
+def _partitions(topics: list[Any] | None) -> list[int]:
+    return [p for t in topics or () for p in t.partition_indexes]
