@@ -57,6 +57,14 @@ class OffsetStore:
         if self.listener is not None:
             self.listener(group_id, (topic, partition), value)
 
+    def commit_all(self, group_id: str, values: dict[TopicPartitionKey, CommittedOffset]) -> None:
+        """``commit`` of many partitions at once (one C-speed update: a 200,000-partition commit is stored
+        atomically, as Kafka writes it in one batch, without holding the loop for a Python loop's time)."""
+        self._groups.setdefault(group_id, {}).update(values)
+        if self.listener is not None:
+            for key, value in values.items():
+                self.listener(group_id, key, value)
+
     def fetch(self, group_id: str, topic: str, partition: int) -> CommittedOffset | None:
         return self._groups.get(group_id, {}).get((topic, partition))
 

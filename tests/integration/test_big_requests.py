@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from rebalance_lab.config import EmulatorConfig, GroupConfig
+from rebalance_lab.coordinator.offsets_service import offsets_of
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
@@ -86,12 +87,19 @@ def _offset_fetch(response: Any) -> None:
     assert {(p.error_code, p.committed_offset) for p in partitions} == {(ErrorCode.NONE, -1)}
 
 
+def _offset_commit(response: Any) -> None:
+    partitions = [p for t in response.topics for p in t.partitions]
+    assert len(partitions) == ENTRIES
+    assert {p.error_code for p in partitions} == {ErrorCode.NONE}
+
+
 CHECKS: dict[str, Callable[[Any], None]] = {
     "list_offsets": _list_offsets,
     "delete_topics": _delete_topics,
     "describe_topic_partitions": _describe_topic_partitions,
     "create_topics": _create_topics,
     "offset_fetch": _offset_fetch,
+    "offset_commit": _offset_commit,
 }
 
 
@@ -100,6 +108,9 @@ async def test_a_request_listing_200_000_entries_is_answered_in_full_and_no_cana
     server: EmulatorServer, name: str
 ) -> None:
     CHECKS[name](await _served_beside_a_canary(server, name))
+    if name == "offset_commit":  # every offset was stored (the builder commits offset p to partition p)
+        stored = offsets_of(server.world).store.fetch_all("bench")
+        assert len(stored) == ENTRIES and all(value.offset == partition for (_t, partition), value in stored)
 
 
 def test_a_small_request_is_still_answered_in_one_go() -> None:

@@ -11,7 +11,7 @@ consumer group gives its verdict in :mod:`~rebalance_lab.coordinator.consumer_su
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,7 +19,8 @@ from rebalance_lab.coordinator import consumer_surface
 from rebalance_lab.coordinator.cluster import TopicInfo
 from rebalance_lab.coordinator.group_service import owns_group, service_of
 from rebalance_lab.coordinator.handlers import authz
-from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.handlers.base import RequestContext, Stepped
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer
 from rebalance_lab.coordinator.offsets import CommittedOffset
 from rebalance_lab.coordinator.offsets_service import offsets_of
 from rebalance_lab.protocol import codec
@@ -50,12 +51,15 @@ def _resolve_topic(ctx: RequestContext, topic: Any) -> tuple[TopicInfo | None, E
     return info, ErrorCode.NONE if info else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
-def _prechecked(ctx: RequestContext, request: Any) -> list[tuple[Any, list[_Partition]]]:
+def _prechecked(ctx: RequestContext, request: Any) -> Generator[None, None, list[tuple[Any, list[_Partition]]]]:
     result = []
+    pacer = Pacer()
     for topic in request.topics:
+        yield from pacer.pause()
         info, error = _resolve_topic(ctx, topic)
         parts = []
         for p in topic.partitions:
+            yield from pacer.pause()
             if info is not None and not 0 <= p.partition_index < len(info.partitions):
                 parts.append(_Partition(info.name, p, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, early=True))
             else:
@@ -64,24 +68,42 @@ def _prechecked(ctx: RequestContext, request: Any) -> list[tuple[Any, list[_Part
     return result
 
 
-def _commit_all(ctx: RequestContext, request: Any, checked: list[tuple[Any, list[_Partition]]]) -> None:
-    store = offsets_of(ctx.world).store
+# What to store, and the partitions whose metadata is over the limit (OFFSET_METADATA_TOO_LARGE).
+Prepared = tuple[dict[tuple[str, int], CommittedOffset], list[_Partition]]
+
+
+def _prepared(ctx: RequestContext, request: Any, checked: list[tuple[Any, list[_Partition]]]
+              ) -> Generator[None, None, Prepared]:
+    """The values to store, computed in steps before anything is stored."""
     now = ctx.world.now_ms()
     limit = ctx.world.config.group.offset_metadata_max_bytes
     retention = getattr(request, "retention_time_ms", -1) if 2 <= ctx.api_version <= 4 else -1
+    values: dict[tuple[str, int], CommittedOffset] = {}
+    too_large: list[_Partition] = []
+    pacer = Pacer()
     for _topic, parts in checked:
         for part in parts:
+            yield from pacer.pause()
             if part.error is not ErrorCode.NONE or part.topic is None:
                 continue
             p = part.request
             metadata = p.committed_metadata or ""
             if len(metadata) > limit:
-                part.error = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                too_large.append(part)
                 continue
             epoch = getattr(p, "committed_leader_epoch", -1) if ctx.api_version >= 6 else -1
             expire = now + retention if retention != -1 else None
-            store.commit(request.group_id, part.topic, p.partition_index,
-                         CommittedOffset(p.committed_offset, epoch, metadata, now, expire))
+            values[(part.topic, p.partition_index)] = CommittedOffset(p.committed_offset, epoch, metadata, now, expire)
+    return values, too_large
+
+
+def _commit_all(ctx: RequestContext, request: Any, prepared: Prepared) -> None:
+    """Stored in one go: the coordinator writes a commit's offsets as one atomic batch of records
+    (OffsetMetadataManager.commitOffset), so no request sees half of it."""
+    values, too_large = prepared
+    for part in too_large:
+        part.error = ErrorCode.OFFSET_METADATA_TOO_LARGE
+    offsets_of(ctx.world).store.commit_all(request.group_id, values)
 
 
 def _set_all(checked: list[tuple[Any, list[_Partition]]], error: ErrorCode) -> None:
@@ -117,14 +139,23 @@ def _group_error(ctx: RequestContext, request: Any, checked: list[tuple[Any, lis
 
 def handle(ctx: RequestContext, request: Any) -> Any:
     authz.require_group(ctx, authz.READ, request.group_id or "")
-    checked = _prechecked(ctx, request)
+    return answer(_answer(ctx, request), sum(len(t.partitions) for t in request.topics))
+
+
+def _answer(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
+    """Checked and prepared in steps; the group's check and the commit itself in one step, so the
+    generation checked is the one committed against."""
+    checked = yield from _prechecked(ctx, request)
     if any(part.error is ErrorCode.NONE for _t, parts in checked for part in parts):
+        prepared = yield from _prepared(ctx, request, checked)
         error = _group_error(ctx, request, checked)
         if error is ErrorCode.NONE:
-            _commit_all(ctx, request, checked)
+            _commit_all(ctx, request, prepared)
         else:
             _set_all(checked, error)
-    return _response(ctx.api_version, _in_kafkas_order(ctx.api_version, checked), lambda part: part.error)
+    yield
+    ordered = _in_kafkas_order(ctx.api_version, checked)
+    return (yield from _response_steps(ctx.api_version, ordered, lambda part: part.error))
 
 
 def _in_kafkas_order(version: int, checked: list[tuple[Any, list[_Partition]]]) -> list[tuple[Any, list[_Partition]]]:
@@ -147,15 +178,23 @@ def _in_kafkas_order(version: int, checked: list[tuple[Any, list[_Partition]]]) 
 
 def _response(version: int, checked: list[tuple[Any, list[_Partition]]],
               error_of: Callable[[_Partition], ErrorCode]) -> Any:
+    return Stepped(_response_steps(version, checked, error_of)).run()
+
+
+def _response_steps(version: int, checked: list[tuple[Any, list[_Partition]]],
+                    error_of: Callable[[_Partition], ErrorCode]) -> Generator[None, None, Any]:
     rt = codec.response_type(API_KEY)
     topic_cls = rt.OffsetCommitResponseTopic
     part_cls = topic_cls.OffsetCommitResponsePartition
     topics = []
+    pacer = Pacer()
     for topic, parts in checked:
         fields: dict[str, Any] = {"topic_id": topic.topic_id} if version >= _TOPIC_IDS_FROM else {"name": topic.name}
-        topics.append(topic_cls(**fields, partitions=[
-            part_cls(partition_index=p.request.partition_index, error_code=int(error_of(p))) for p in parts
-        ]))
+        partitions = []
+        for p in parts:
+            yield from pacer.pause()
+            partitions.append(part_cls(partition_index=p.request.partition_index, error_code=int(error_of(p))))
+        topics.append(topic_cls(**fields, partitions=partitions))
     return codec.new_response(API_KEY, version, throttle_time_ms=0, topics=topics)
 
 
