@@ -107,3 +107,9 @@ def test_the_peer_kfake_benchmark_prints_the_emulator_and_kfake_side_by_side() -
     words = " ".join(out.split())  # the columns are padded
     assert "emulator produce 200 records median" in words and "kfake produce 200 records median" in words
     assert words.count("join + consume 200 median") == 2
+
+
+def test_the_loop_stalls_benchmark_prints_the_longest_stall_per_api() -> None:
+    out = _run("loop_stalls.py", "--entries", "300")
+    lines = [line for line in out.splitlines() if "loop stall max" in line]
+    assert len(lines) == 8 and all("entries      300" in line and "p99" in line for line in lines), out
