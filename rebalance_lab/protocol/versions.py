@@ -40,6 +40,7 @@ _KAFKA_4: dict[str, tuple[int, int]] = {
     "DescribeCluster": (0, 2), "DescribeTopicPartitions": (0, 0), "DescribeLogDirs": (1, 5), "ElectLeaders": (0, 2),
     "AlterPartitionReassignments": (0, 1), "ListPartitionReassignments": (0, 0), "OffsetForLeaderEpoch": (2, 4),
     "ListConfigResources": (0, 1),
+    "DescribeQuorum": (0, 2), "AlterReplicaLogDirs": (1, 2),  # as 4.4.0 advertises them
 }
 _KAFKA_3: dict[str, tuple[int, int]] = {
     "Produce": (0, 11), "Fetch": (0, 17), "ListOffsets": (0, 9), "Metadata": (0, 12),  # as 3.9.2 advertises them
@@ -57,6 +58,7 @@ _KAFKA_3: dict[str, tuple[int, int]] = {
     "DescribeCluster": (0, 1), "DescribeTopicPartitions": (0, 0), "DescribeLogDirs": (0, 4), "ElectLeaders": (0, 2),
     "AlterPartitionReassignments": (0, 0), "ListPartitionReassignments": (0, 0), "OffsetForLeaderEpoch": (0, 4),
     "ListConfigResources": (0, 0),  # 3.9's ListClientMetricsResources
+    "DescribeQuorum": (0, 2), "AlterReplicaLogDirs": (0, 2),  # 3.9.2 advertises 0-2; v0 is beyond the codec
 }
 PRESETS: dict[str, dict[str, tuple[int, int]]] = {"kafka-4": _KAFKA_4, "kafka-3": _KAFKA_3}
 

@@ -36,6 +36,7 @@ HANDLER_MODULES: tuple[str, ...] = (
     "delete_records", "describe_cluster", "describe_topic_partitions",
     "elect_leaders", "alter_partition_reassignments", "list_partition_reassignments", "offset_for_leader_epoch",
     "describe_log_dirs", "list_config_resources",
+    "describe_quorum", "alter_replica_log_dirs",  # issue 18: DescribeQuorum, AlterReplicaLogDirs
 )
 
 
