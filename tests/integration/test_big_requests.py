@@ -93,6 +93,12 @@ def _offset_commit(response: Any) -> None:
     assert {p.error_code for p in partitions} == {ErrorCode.NONE}
 
 
+def _describe_groups(response: Any) -> None:
+    assert [g.group_id for g in response.groups[:2]] == ["no-such-group-0", "no-such-group-1"]
+    assert len(response.groups) == ENTRIES  # at v5 an unknown group is described as Dead, without error
+    assert {(g.error_code, g.group_state) for g in response.groups} == {(ErrorCode.NONE, "Dead")}
+
+
 CHECKS: dict[str, Callable[[Any], None]] = {
     "list_offsets": _list_offsets,
     "delete_topics": _delete_topics,
@@ -100,6 +106,7 @@ CHECKS: dict[str, Callable[[Any], None]] = {
     "create_topics": _create_topics,
     "offset_fetch": _offset_fetch,
     "offset_commit": _offset_commit,
+    "describe_groups": _describe_groups,
 }
 
 

@@ -6,6 +6,7 @@ says why (spec/kip848.md §8.3, :func:`~rebalance_lab.coordinator.consumer_surfa
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from dataclasses import replace
 from typing import Any
 
@@ -18,6 +19,7 @@ from rebalance_lab.coordinator.classic.messages import (
 from rebalance_lab.coordinator.group_service import owns_group, service_of
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer, chunks
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
 
@@ -56,22 +58,33 @@ def _authorized(ctx: RequestContext, g: DescribedGroup, include_ops: bool) -> De
 
 
 def handle(ctx: RequestContext, request: Any) -> Any:
+    return answer(_answer(ctx, request), len(request.groups or ()))
+
+
+def _answer(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
+    """In steps of 200 groups, each step one coordinator read: GroupCoordinatorService.describeGroups reads
+    each group from its own __consumer_offsets partition, so a request is never one atomic read in Kafka."""
     version = ctx.api_version
     group_ids = [g or "" for g in request.groups or ()]
     # KafkaApis: DESCRIBE on each group; the others are answered GROUP_AUTHORIZATION_FAILED and nothing more
     refused = authz.denied(ctx, authz.DESCRIBE, authz.GROUP, group_ids)
-    ours = [g for g in group_ids if g not in refused and owns_group(ctx.world, ctx.broker.node_id, g)]
     include_ops = bool(request.include_authorized_operations) if version >= 3 else False
     service = service_of(ctx.world)
     described: dict[str, DescribedGroup] = {
         g: DescribedGroup(g, ErrorCode.GROUP_AUTHORIZATION_FAILED, "", "", "") for g in refused}
-    consumer = {g for g in ours if consumer_surface.holds(ctx.world, g)}
-
-    def build(result: DescribeGroupsResult) -> Any:
+    for chunk in chunks([g for g in group_ids if g not in refused]):
+        yield
+        ours = [g for g in chunk if owns_group(ctx.world, ctx.broker.node_id, g)]
+        consumer = {g for g in ours if consumer_surface.holds(ctx.world, g)}
+        parked = service.call(service.coordinator.describe_groups, DescribeGroupsInput(tuple(ours), include_ops,
+                                                                                        version), lambda r: r)
+        if not parked.done:  # the classic coordinator answers a describe at once (even while loading)
+            raise RuntimeError("DescribeGroups was not answered at once")
+        result: DescribeGroupsResult = parked.value
         described.update((g.group_id, _authorized(ctx, consumer_surface.described_as_classic(g.group_id, version, g)
                           if g.group_id in consumer else g, include_ops)) for g in result.groups)
-        groups = [described.get(g) or _not_coordinator(g) for g in group_ids]
-        return codec.new_response(API_KEY, version, throttle_time_ms=0, groups=[_group(version, g) for g in groups])
-
-    return service.call(service.coordinator.describe_groups, DescribeGroupsInput(tuple(ours), include_ops, version),
-                        build)
+    groups, pacer = [], Pacer()
+    for g in group_ids:
+        yield from pacer.pause()
+        groups.append(_group(version, described.get(g) or _not_coordinator(g)))
+    return codec.new_response(API_KEY, version, throttle_time_ms=0, groups=groups)
