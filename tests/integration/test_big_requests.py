@@ -99,6 +99,12 @@ def _describe_groups(response: Any) -> None:
     assert {(g.error_code, g.group_state) for g in response.groups} == {(ErrorCode.NONE, "Dead")}
 
 
+def _delete_groups(response: Any) -> None:
+    assert [r.group_id for r in response.results[:2]] == ["no-such-group-0", "no-such-group-1"]
+    assert len(response.results) == ENTRIES
+    assert {r.error_code for r in response.results} == {ErrorCode.GROUP_ID_NOT_FOUND}
+
+
 CHECKS: dict[str, Callable[[Any], None]] = {
     "list_offsets": _list_offsets,
     "delete_topics": _delete_topics,
@@ -107,6 +113,7 @@ CHECKS: dict[str, Callable[[Any], None]] = {
     "offset_fetch": _offset_fetch,
     "offset_commit": _offset_commit,
     "describe_groups": _describe_groups,
+    "delete_groups": _delete_groups,
 }
 
 
