@@ -113,6 +113,13 @@ def _delete_groups(response: Any) -> None:
     assert {r.error_code for r in response.results} == {ErrorCode.GROUP_ID_NOT_FOUND}
 
 
+def _delete_records(response: Any) -> None:
+    partitions = [p for t in response.topics for p in t.partitions]
+    assert [t.name for t in response.topics] == [f"big-{t}" for t in range(TOPICS)]
+    assert len(partitions) == ENTRIES  # offset -1 is the high watermark: 0 on the empty logs
+    assert {(p.error_code, p.low_watermark) for p in partitions} == {(ErrorCode.NONE, 0)}
+
+
 CHECKS: dict[str, Callable[[Any], None]] = {
     "list_offsets": _list_offsets,
     "delete_topics": _delete_topics,
@@ -122,6 +129,7 @@ CHECKS: dict[str, Callable[[Any], None]] = {
     "offset_commit": _offset_commit,
     "describe_groups": _describe_groups,
     "delete_groups": _delete_groups,
+    "delete_records": _delete_records,
 }
 
 

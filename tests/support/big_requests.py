@@ -82,9 +82,23 @@ def describe_topic_partitions(n: int) -> tuple[int, int, dict[str, Any]]:
                        cursor=None)
 
 
+def delete_records(n: int) -> tuple[int, int, dict[str, Any]]:
+    topic, part = _cls(21, "DeleteRecordsTopic"), _cls(21, "DeleteRecordsTopic", "DeleteRecordsPartition")
+    topics = [topic(name=name, partitions=[part(partition_index=p, offset=-1) for p in ps]) for name, ps in _spread(n)]
+    return 21, 2, dict(topics=topics, timeout_ms=30_000)
+
+
+def offset_delete(n: int) -> tuple[int, int, dict[str, Any]]:
+    topic, part = _cls(47, "OffsetDeleteRequestTopic"), _cls(47, "OffsetDeleteRequestTopic",
+                                                             "OffsetDeleteRequestPartition")
+    topics = [topic(name=name, partitions=[part(partition_index=p) for p in ps]) for name, ps in _spread(n)]
+    return 47, 0, dict(group_id="bench", topics=topics)
+
+
 BUILDERS: dict[str, Callable[[int], tuple[int, int, dict[str, Any]]]] = {
     f.__name__: f for f in (offset_commit, offset_fetch, list_offsets, delete_topics, create_topics,
-                            describe_groups, delete_groups, describe_topic_partitions)
+                            describe_groups, delete_groups, describe_topic_partitions,
+                            delete_records, offset_delete)
 }
 
 
