@@ -120,6 +120,26 @@ def _delete_records(response: Any) -> None:
     assert {(p.error_code, p.low_watermark) for p in partitions} == {(ErrorCode.NONE, 0)}
 
 
+def _offset_delete(response: Any) -> None:
+    assert response.error_code == ErrorCode.NONE
+    partitions = [p for t in response.topics for p in t.partitions]
+    assert len(partitions) == ENTRIES
+    assert {p.error_code for p in partitions} == {ErrorCode.NONE}
+
+
+async def _committed_to_every_partition(server: EmulatorServer) -> None:
+    """Group "bench" made by a small OffsetCommit on the wire, then given an offset on each big partition."""
+    broker = server.world.cluster.brokers[0]
+    conn = await RawConnection.open(broker.host, broker.port)
+    await conn.send_raw(frame("offset_commit", 1, 3))
+    await conn.read_frame(timeout=30)
+    await conn.close()
+    store = offsets_of(server.world).store
+    value = store.fetch("bench", "big-0", 0)
+    assert value is not None
+    store.commit_all("bench", {(f"big-{t}", p): value for t in range(TOPICS) for p in range(PARTITIONS)})
+
+
 CHECKS: dict[str, Callable[[Any], None]] = {
     "list_offsets": _list_offsets,
     "delete_topics": _delete_topics,
@@ -130,6 +150,7 @@ CHECKS: dict[str, Callable[[Any], None]] = {
     "describe_groups": _describe_groups,
     "delete_groups": _delete_groups,
     "delete_records": _delete_records,
+    "offset_delete": _offset_delete,
 }
 
 
@@ -137,10 +158,14 @@ CHECKS: dict[str, Callable[[Any], None]] = {
 async def test_a_request_listing_200_000_entries_is_answered_in_full_and_no_canary_member_is_lost(
     server: EmulatorServer, name: str
 ) -> None:
+    if name == "offset_delete":
+        await _committed_to_every_partition(server)
     CHECKS[name](await _served_beside_a_canary(server, name))
     if name == "offset_commit":  # every offset was stored (the builder commits offset p to partition p)
         stored = offsets_of(server.world).store.fetch_all("bench")
         assert len(stored) == ENTRIES and all(value.offset == partition for (_t, partition), value in stored)
+    if name == "offset_delete":  # every offset went, in the one step that deletes them
+        assert offsets_of(server.world).store.fetch_all("bench") == []
 
 
 def test_a_small_request_is_still_answered_in_one_go() -> None:

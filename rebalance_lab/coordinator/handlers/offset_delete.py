@@ -7,6 +7,9 @@ partition (spec/kip848.md §8.3).
 
 from __future__ import annotations
 
+from collections.abc import Generator
+from dataclasses import dataclass
+from itertools import chain
 from typing import Any
 
 from rebalance_lab.coordinator import consumer_surface
@@ -14,35 +17,65 @@ from rebalance_lab.coordinator.classic.offsets_gate import OffsetDeleteCheck
 from rebalance_lab.coordinator.group_service import owns_group, service_of
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer
 from rebalance_lab.coordinator.offsets_service import offsets_of
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
 
 API_KEY = 47
+_TOPIC = codec.response_type(API_KEY).OffsetDeleteResponseTopic
+_PARTITION = _TOPIC.OffsetDeleteResponsePartition
 
 
-def _topics(ctx: RequestContext, request: Any, subscribed: Any) -> list[Any]:
-    topic_cls = codec.response_type(API_KEY).OffsetDeleteResponseTopic
-    part_cls = topic_cls.OffsetDeleteResponsePartition
-    store = offsets_of(ctx.world).store
-    topics = []
+@dataclass
+class _Topic:
+    name: str
+    parts: list[tuple[int, ErrorCode]]  # (partition, KafkaApis' pre-check error)
+    candidates: list[tuple[str, int]]  # the partitions that passed it: the coordinator's to delete
+
+
+def _prechecked(ctx: RequestContext, request: Any) -> Generator[None, None, list[_Topic]]:
+    """KafkaApis' part, in steps: READ on each topic, then the metadata cache's existence check."""
     refused = authz.denied(ctx, authz.READ, authz.TOPIC, (t.name for t in request.topics))
+    checked, pacer, none = [], Pacer(), ErrorCode.NONE
     for topic in request.topics:
         info = ctx.world.cluster.topics.get(topic.name)
-        parts = []
+        entry = _Topic(topic.name, [], [])
         for p in topic.partitions:
+            yield from pacer.pause()
             if topic.name in refused:
                 error = ErrorCode.TOPIC_AUTHORIZATION_FAILED  # KafkaApis: READ on each topic, before metadata
             elif info is None or not 0 <= p.partition_index < len(info.partitions):
                 error = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION  # KafkaApis' metadata-cache pre-check
-            elif subscribed(topic.name):
-                error = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC
             else:
-                store.delete(request.group_id, topic.name, p.partition_index)
-                error = ErrorCode.NONE
-            parts.append(part_cls(partition_index=p.partition_index, error_code=int(error)))
-        topics.append(topic_cls(name=topic.name, partitions=parts))
-    return topics
+                error = none
+                entry.candidates.append((topic.name, p.partition_index))
+            entry.parts.append((p.partition_index, error))
+        checked.append(entry)
+    return checked
+
+
+def _answer(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
+    checked = yield from _prechecked(ctx, request)
+    yield
+    # The coordinator's part, in one step: the group's check and every tombstone at once, as
+    # OffsetMetadataManager.deleteOffsets writes them in one batch (no other request sees half of it).
+    check = _check(ctx, request.group_id, {t.name for t in checked if t.candidates})
+    if check.error is not ErrorCode.NONE:
+        return codec.new_response(API_KEY, ctx.api_version, error_code=int(check.error), throttle_time_ms=0,
+                                  topics=[])
+    subscribed = {t.name for t in checked if t.candidates and check.is_subscribed(t.name)}
+    offsets_of(ctx.world).store.delete_all(
+        request.group_id, list(chain.from_iterable(t.candidates for t in checked if t.name not in subscribed)))
+    topics, pacer, none = [], Pacer(), ErrorCode.NONE
+    for t in checked:
+        answered = []
+        refusal = ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC if t.name in subscribed else none
+        for index, error in t.parts:
+            yield from pacer.pause()
+            answered.append(_PARTITION(partition_index=index, error_code=int(refusal if error is none else error)))
+        topics.append(_TOPIC(name=t.name, partitions=answered))
+    return codec.new_response(API_KEY, ctx.api_version, error_code=0, throttle_time_ms=0, topics=topics)
 
 
 def handle(ctx: RequestContext, request: Any) -> Any:
@@ -52,16 +85,10 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     if not owns_group(ctx.world, ctx.broker.node_id, request.group_id):
         return codec.new_response(API_KEY, ctx.api_version, error_code=int(ErrorCode.NOT_COORDINATOR),
                                   throttle_time_ms=0, topics=[])
-    check = _check(ctx, request)
-    if check.error is not ErrorCode.NONE:
-        return codec.new_response(API_KEY, ctx.api_version, error_code=int(check.error), throttle_time_ms=0,
-                                  topics=[])
-    return codec.new_response(API_KEY, ctx.api_version, error_code=0, throttle_time_ms=0,
-                              topics=_topics(ctx, request, check.is_subscribed))
+    return answer(_answer(ctx, request), sum(len(t.partitions) for t in request.topics))
 
 
-def _check(ctx: RequestContext, request: Any) -> OffsetDeleteCheck:
-    if consumer_surface.holds(ctx.world, request.group_id):
-        topics = consumer_surface.subscribed_topics(ctx.world, request.group_id, (t.name for t in request.topics))
-        return OffsetDeleteCheck(ErrorCode.NONE, topics)
-    return service_of(ctx.world).validate_offset_delete(request.group_id)
+def _check(ctx: RequestContext, group_id: str, names: set[str]) -> OffsetDeleteCheck:
+    if consumer_surface.holds(ctx.world, group_id):
+        return OffsetDeleteCheck(ErrorCode.NONE, consumer_surface.subscribed_topics(ctx.world, group_id, names))
+    return service_of(ctx.world).validate_offset_delete(group_id)
