@@ -127,6 +127,13 @@ def _offset_delete(response: Any) -> None:
     assert {p.error_code for p in partitions} == {ErrorCode.NONE}
 
 
+def _txn_offset_commit(response: Any) -> None:
+    partitions = [p for t in response.topics for p in t.partitions]
+    assert [t.name for t in response.topics] == [f"big-{t}" for t in range(TOPICS)]
+    assert len(partitions) == ENTRIES  # no such transaction: the coordinator's verdict is every partition's
+    assert {p.error_code for p in partitions} == {ErrorCode.INVALID_PRODUCER_ID_MAPPING}
+
+
 async def _committed_to_every_partition(server: EmulatorServer) -> None:
     """Group "bench" made by a small OffsetCommit on the wire, then given an offset on each big partition."""
     broker = server.world.cluster.brokers[0]
@@ -151,6 +158,7 @@ CHECKS: dict[str, Callable[[Any], None]] = {
     "delete_groups": _delete_groups,
     "delete_records": _delete_records,
     "offset_delete": _offset_delete,
+    "txn_offset_commit": _txn_offset_commit,
 }
 
 

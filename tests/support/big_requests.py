@@ -95,10 +95,19 @@ def offset_delete(n: int) -> tuple[int, int, dict[str, Any]]:
     return 47, 0, dict(group_id="bench", topics=topics)
 
 
+def txn_offset_commit(n: int) -> tuple[int, int, dict[str, Any]]:
+    topic = _cls(28, "TxnOffsetCommitRequestTopic")
+    part = _cls(28, "TxnOffsetCommitRequestTopic", "TxnOffsetCommitRequestPartition")
+    topics = [topic(name=name, partitions=[part(partition_index=p, committed_offset=p, committed_leader_epoch=-1,
+                                                committed_metadata="") for p in ps]) for name, ps in _spread(n)]
+    return 28, 4, dict(transactional_id="bench-txn", group_id="bench", producer_id=1000, producer_epoch=0,
+                       generation_id=-1, member_id="", group_instance_id=None, topics=topics)
+
+
 BUILDERS: dict[str, Callable[[int], tuple[int, int, dict[str, Any]]]] = {
     f.__name__: f for f in (offset_commit, offset_fetch, list_offsets, delete_topics, create_topics,
                             describe_groups, delete_groups, describe_topic_partitions,
-                            delete_records, offset_delete)
+                            delete_records, offset_delete, txn_offset_commit)
 }
 
 

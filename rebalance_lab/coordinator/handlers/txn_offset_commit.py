@@ -10,6 +10,7 @@ kept pending until the transaction ends (visible at COMMIT, dropped at ABORT).
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 from rebalance_lab.config import Flavor
@@ -17,6 +18,7 @@ from rebalance_lab.coordinator import consumer_surface
 from rebalance_lab.coordinator.group_service import owns_group, service_of
 from rebalance_lab.coordinator.handlers import authz, txn_common
 from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer
 from rebalance_lab.coordinator.offsets import CommittedOffset
 from rebalance_lab.coordinator.offsets_service import offsets_of
 from rebalance_lab.coordinator.routing import partition_for
@@ -34,16 +36,23 @@ _PARTITION = _TOPIC.TxnOffsetCommitResponsePartition
 Errors = dict[tuple[str, int], ErrorCode]
 
 
-def _prechecked(ctx: RequestContext, request: Any) -> Errors:
+def _prechecked(ctx: RequestContext, request: Any) -> Generator[None, None, tuple[Errors, list[tuple[str, int]]]]:
+    """KafkaApis' checks, in steps: the failed partitions' errors, and the partitions that passed."""
     errors: Errors = {}
+    passed: list[tuple[str, int]] = []
+    pacer = Pacer()
     for topic in request.topics:
         info = ctx.world.cluster.topics.get(topic.name)
+        readable = authz.permits(ctx, authz.READ, authz.TOPIC, topic.name)
         for p in topic.partitions:
-            if not authz.permits(ctx, authz.READ, authz.TOPIC, topic.name):
+            yield from pacer.pause()
+            if not readable:
                 errors[(topic.name, p.partition_index)] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
             elif info is None or not 0 <= p.partition_index < len(info.partitions):
                 errors[(topic.name, p.partition_index)] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-    return errors
+            else:
+                passed.append((topic.name, p.partition_index))
+    return errors, passed
 
 
 def _member(ctx: RequestContext, request: Any) -> tuple[str, int, str | None]:
@@ -87,23 +96,27 @@ def _group_error(ctx: RequestContext, request: Any) -> ErrorCode:
                                                         transactional=True)
 
 
-def _commit_pending(ctx: RequestContext, request: Any, errors: Errors) -> None:
-    offsets = offsets_of(ctx.world)
+def _prepared(ctx: RequestContext, request: Any, errors: Errors
+              ) -> Generator[None, None, tuple[dict[tuple[str, int], CommittedOffset], list[tuple[str, int]]]]:
+    """The offsets to keep pending, made in steps, and those whose metadata is too large."""
     now = ctx.world.now_ms()
     limit = ctx.world.config.group.offset_metadata_max_bytes
+    values: dict[tuple[str, int], CommittedOffset] = {}
+    too_large: list[tuple[str, int]] = []
+    pacer = Pacer()
     for topic in request.topics:
         for p in topic.partitions:
+            yield from pacer.pause()
             key = (topic.name, p.partition_index)
             metadata = p.committed_metadata or ""
             if key in errors:
                 continue
             if len(metadata) > limit:
-                errors[key] = ErrorCode.OFFSET_METADATA_TOO_LARGE
+                too_large.append(key)
                 continue
             epoch = getattr(p, "committed_leader_epoch", -1) if ctx.api_version >= 2 else -1
-            offsets.pending.add(request.producer_id, request.group_id, key,
-                                CommittedOffset(p.committed_offset, epoch, metadata, now, None))
-            errors[key] = ErrorCode.NONE
+            values[key] = CommittedOffset(p.committed_offset, epoch, metadata, now, None)
+    return values, too_large
 
 
 def handle(ctx: RequestContext, request: Any) -> Any:
@@ -111,15 +124,36 @@ def handle(ctx: RequestContext, request: Any) -> Any:
         return error_response(ctx.api_version, request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     if not authz.permits(ctx, authz.READ, authz.GROUP, request.group_id):
         return error_response(ctx.api_version, request, ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    errors = _prechecked(ctx, request)
-    wanted = [(t.name, p.partition_index) for t in request.topics for p in t.partitions]
-    if any(key not in errors for key in wanted):
+    return answer(_answer(ctx, request), sum(len(t.partitions) for t in request.topics))
+
+
+def _answer(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
+    """Checked and prepared in steps; the group's check and the pending offsets stored in one step
+    (commitTransactionalOffset writes them as one batch), so the generation checked is the one used."""
+    errors, passed = yield from _prechecked(ctx, request)
+    if passed:
+        values, too_large = yield from _prepared(ctx, request, errors)
         group_error = _group_error(ctx, request)
         if group_error is ErrorCode.NONE:
-            _commit_pending(ctx, request, errors)
+            offsets_of(ctx.world).pending.add_all(request.producer_id, request.group_id, values)
+            errors.update(dict.fromkeys(too_large, ErrorCode.OFFSET_METADATA_TOO_LARGE))
+            errors.update(dict.fromkeys(values, ErrorCode.NONE))
         else:
-            errors.update({key: group_error for key in wanted if key not in errors})
-    return _response(ctx.api_version, request, lambda key: errors[key])
+            errors.update(dict.fromkeys(passed, group_error))
+    yield
+    return (yield from _response_steps(ctx.api_version, request, errors.__getitem__))
+
+
+def _response_steps(api_version: int, request: Any, error_of: Any) -> Generator[None, None, Any]:
+    topics, pacer = [], Pacer()
+    for t in request.topics:
+        partitions = []
+        for p in t.partitions:
+            yield from pacer.pause()
+            partitions.append(_PARTITION(partition_index=p.partition_index,
+                                         error_code=error_of((t.name, p.partition_index))))
+        topics.append(_TOPIC(name=t.name, partitions=partitions))
+    return codec.new_response(API_KEY, api_version, throttle_time_ms=0, topics=topics)
 
 
 def _response(api_version: int, request: Any, error_of: Any) -> Any:
