@@ -134,6 +134,13 @@ def _txn_offset_commit(response: Any) -> None:
     assert {p.error_code for p in partitions} == {ErrorCode.INVALID_PRODUCER_ID_MAPPING}
 
 
+def _describe_configs(response: Any) -> None:
+    assert [r.resource_name for r in response.results[:2]] == ["no-such-topic-0", "no-such-topic-1"]
+    assert len(response.results) == ENTRIES
+    assert {(r.error_code, r.error_message, len(r.configs)) for r in response.results} == {
+        (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "", 0)}
+
+
 async def _committed_to_every_partition(server: EmulatorServer) -> None:
     """Group "bench" made by a small OffsetCommit on the wire, then given an offset on each big partition."""
     broker = server.world.cluster.brokers[0]
@@ -159,6 +166,7 @@ CHECKS: dict[str, Callable[[Any], None]] = {
     "delete_records": _delete_records,
     "offset_delete": _offset_delete,
     "txn_offset_commit": _txn_offset_commit,
+    "describe_configs": _describe_configs,
 }
 
 

@@ -104,10 +104,34 @@ def txn_offset_commit(n: int) -> tuple[int, int, dict[str, Any]]:
                        generation_id=-1, member_id="", group_instance_id=None, topics=topics)
 
 
+def describe_configs(n: int) -> tuple[int, int, dict[str, Any]]:
+    resource = _cls(32, "DescribeConfigsResource")  # resource type 2: topic
+    resources = [resource(resource_type=2, resource_name=f"no-such-topic-{i}", configuration_keys=None)
+                 for i in range(n)]
+    return 32, 4, dict(resources=resources, include_synonyms=False, include_documentation=False)
+
+
+def create_acls(n: int) -> tuple[int, int, dict[str, Any]]:
+    creation = _cls(30, "AclCreation")  # ALLOW (3) READ (3) on topic (2) "acl-i", literal (3)
+    creations = [creation(resource_type=2, resource_name=f"acl-{i}", resource_pattern_type=3, principal="User:bench",
+                          host="*", operation=3, permission_type=3) for i in range(n)]
+    return 30, 3, dict(creations=creations)
+
+
+def fetch(n: int) -> tuple[int, int, dict[str, Any]]:
+    topic, part = _cls(1, "FetchTopic"), _cls(1, "FetchTopic", "FetchPartition")
+    topics = [topic(topic=name, partitions=[part(partition=p, current_leader_epoch=-1, fetch_offset=0,
+                                                 last_fetched_epoch=-1, log_start_offset=-1,
+                                                 partition_max_bytes=1024) for p in ps]) for name, ps in _spread(n)]
+    return 1, 12, dict(replica_id=-1, max_wait_ms=0, min_bytes=0, max_bytes=50 << 20, isolation_level=0,
+                       session_id=0, session_epoch=-1, topics=topics, forgotten_topics_data=[], rack_id="")
+
+
 BUILDERS: dict[str, Callable[[int], tuple[int, int, dict[str, Any]]]] = {
     f.__name__: f for f in (offset_commit, offset_fetch, list_offsets, delete_topics, create_topics,
                             describe_groups, delete_groups, describe_topic_partitions,
-                            delete_records, offset_delete, txn_offset_commit)
+                            delete_records, offset_delete, txn_offset_commit, describe_configs, create_acls,
+                            fetch)
 }
 
 
