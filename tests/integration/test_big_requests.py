@@ -22,6 +22,7 @@ from rebalance_lab.coordinator.offsets_service import offsets_of
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
+from rebalance_lab.security.authorizer import StandardAuthorizer
 from tests.integration.wire import RawConnection
 from tests.support.big_requests import BUILDERS, PARTITIONS, TOPICS, frame
 from tests.support.canary import Canary
@@ -141,6 +142,11 @@ def _describe_configs(response: Any) -> None:
         (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "", 0)}
 
 
+def _create_acls(response: Any) -> None:
+    assert len(response.results) == ENTRIES
+    assert {(r.error_code, r.error_message) for r in response.results} == {(ErrorCode.NONE, "")}
+
+
 async def _committed_to_every_partition(server: EmulatorServer) -> None:
     """Group "bench" made by a small OffsetCommit on the wire, then given an offset on each big partition."""
     broker = server.world.cluster.brokers[0]
@@ -167,6 +173,7 @@ CHECKS: dict[str, Callable[[Any], None]] = {
     "offset_delete": _offset_delete,
     "txn_offset_commit": _txn_offset_commit,
     "describe_configs": _describe_configs,
+    "create_acls": _create_acls,
 }
 
 
@@ -176,10 +183,14 @@ async def test_a_request_listing_200_000_entries_is_answered_in_full_and_no_cana
 ) -> None:
     if name == "offset_delete":
         await _committed_to_every_partition(server)
+    if name == "create_acls":  # an authorizer that lets everyone in, so every binding is created
+        server.world.authorizer = StandardAuthorizer(super_users=["User:ANONYMOUS"])
     CHECKS[name](await _served_beside_a_canary(server, name))
     if name == "offset_commit":  # every offset was stored (the builder commits offset p to partition p)
         stored = offsets_of(server.world).store.fetch_all("bench")
         assert len(stored) == ENTRIES and all(value.offset == partition for (_t, partition), value in stored)
+    if name == "create_acls":
+        assert server.world.authorizer is not None and len(server.world.authorizer.acls) == ENTRIES
     if name == "offset_delete":  # every offset went, in the one step that deletes them
         assert offsets_of(server.world).store.fetch_all("bench") == []
 
