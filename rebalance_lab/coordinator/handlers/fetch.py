@@ -41,6 +41,7 @@ from rebalance_lab.coordinator.fetch_sessions import (
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
 from rebalance_lab.coordinator.handlers.leaders import current_leader, node_endpoints
+from rebalance_lab.coordinator.handlers.steps import STEP
 from rebalance_lab.coordinator.producer_state import AbortedTxn
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.protocol import codec
@@ -167,13 +168,15 @@ def _end_of(records: bytes) -> int:
 Plan = list[tuple[FetchKey, PartitionRequest]]
 
 
-def _read_all(ctx: RequestContext, request: Any, plan: Plan) -> dict[FetchKey, _Read]:
+async def _read_all(ctx: RequestContext, request: Any, plan: Plan) -> dict[FetchKey, _Read]:
     """``ReplicaManager.readFromLog``: a response-wide byte budget, min-one-batch until data is found."""
     limit = int(getattr(request, "max_bytes", 0x7FFFFFFF))
     min_one = True
     committed = getattr(request, "isolation_level", 0) == _READ_COMMITTED
     reads: dict[FetchKey, _Read] = {}
-    for key, want in plan:
+    for done, (key, want) in enumerate(plan, 1):
+        if done % STEP == 0:  # each partition is read on its own, as ReplicaManager does: let others in
+            await asyncio.sleep(0)
         read = _read_one(ctx, key, want, limit, min_one, committed)
         if read.records:
             min_one = False
@@ -226,12 +229,14 @@ async def _long_poll(ctx: RequestContext, request: Any, plan: Plan) -> None:
 # -- request parsing -----------------------------------------------------------------
 
 
-def _fetch_data(ctx: RequestContext, request: Any) -> list[tuple[FetchKey, PartitionRequest]]:
+async def _fetch_data(ctx: RequestContext, request: Any) -> list[tuple[FetchKey, PartitionRequest]]:
     by_id = ctx.api_version >= 13
     data: list[tuple[FetchKey, PartitionRequest]] = []
     for topic in request.topics:
         ref: str | uuid.UUID = topic.topic_id if by_id else topic.topic
         for p in topic.partitions:
+            if len(data) % STEP == STEP - 1:  # parsing only: let others in
+                await asyncio.sleep(0)
             want = PartitionRequest(p.fetch_offset, p.partition_max_bytes, getattr(p, "log_start_offset", -1),
                                     getattr(p, "current_leader_epoch", -1))
             data.append(((ref, p.partition), want))
@@ -246,11 +251,12 @@ def _forgotten(ctx: RequestContext, request: Any) -> list[FetchKey]:
     return keys
 
 
-def _context(ctx: RequestContext, request: Any) -> FetchContext:
+async def _context(ctx: RequestContext, request: Any) -> FetchContext:
+    data = await _fetch_data(ctx, request)
     cache = dataplane(ctx.world).sessions_of(ctx.broker.node_id, ctx.world.config.seed)
     return cache.new_context(
         ctx.api_version, int(getattr(request, "session_id", 0)), int(getattr(request, "session_epoch", -1)),
-        _fetch_data(ctx, request), _forgotten(ctx, request), ctx.world.now_ms(),
+        data, _forgotten(ctx, request), ctx.world.now_ms(),
     )
 
 
@@ -258,16 +264,21 @@ def _context(ctx: RequestContext, request: Any) -> FetchContext:
 
 
 async def _serve(ctx: RequestContext, request: Any) -> Any:
-    context = _context(ctx, request)
+    context = await _context(ctx, request)
     if context.error != ErrorCode.NONE:
-        return _response(ctx, context.error, 0, [], {})
+        return await _response(ctx, context.error, 0, [], {})
     plan = context.partitions()
-    reads = _read_all(ctx, request, plan)
+    reads = await _read_all(ctx, request, plan)
     if not _respond_now(request, plan, reads):
         await _long_poll(ctx, request, plan)
-        reads = _read_all(ctx, request, plan)
-    session_id, keys = context.respond({k: r.outcome() for k, r in reads.items()}, ctx.world.now_ms())
-    return _response(ctx, ErrorCode.NONE, session_id, keys, reads, request)
+        reads = await _read_all(ctx, request, plan)
+    outcomes = {}
+    for done, (key, read) in enumerate(reads.items(), 1):
+        if done % STEP == 0:  # computed from the reads made: let others in; the session is updated in one step
+            await asyncio.sleep(0)
+        outcomes[key] = read.outcome()
+    session_id, keys = context.respond(outcomes, ctx.world.now_ms())
+    return await _response(ctx, ErrorCode.NONE, session_id, keys, reads, request)
 
 
 def handle(ctx: RequestContext, request: Any) -> Any:
@@ -290,14 +301,16 @@ def _partition(ctx: RequestContext, index: int, read: _Read, committed: bool) ->
     )
 
 
-def _response(ctx: RequestContext, error: ErrorCode, session_id: int, keys: list[FetchKey],
+async def _response(ctx: RequestContext, error: ErrorCode, session_id: int, keys: list[FetchKey],
               reads: dict[FetchKey, _Read], request: Any = None) -> Any:
     """Consecutive partitions of one topic share a topic entry (``FetchResponse.toMessage``)."""
     committed = request is not None and getattr(request, "isolation_level", 0) == _READ_COMMITTED
     topics: list[Any] = []
     last_ref: object = None
     leaders: set[int] = set()
-    for ref, index in keys:
+    for done, (ref, index) in enumerate(keys, 1):
+        if done % STEP == 0:  # the answer is built from the reads made: nothing left to change, let others in
+            await asyncio.sleep(0)
         read = reads.get((ref, index), _Read(ErrorCode.UNKNOWN_SERVER_ERROR))
         if not topics or ref != last_ref:
             by_id = isinstance(ref, uuid.UUID)
