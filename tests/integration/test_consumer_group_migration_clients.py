@@ -54,7 +54,10 @@ def classic_consumer(bootstrap: str, group: str, topic: str) -> Polling:
 
     consumer: Any = KafkaConsumer(topic, bootstrap_servers=bootstrap, group_id=group, client_id="classic",
                                   partition_assignment_strategy=[RangePartitionAssignor], session_timeout_ms=10_000,
-                                  heartbeat_interval_ms=500, auto_offset_reset="earliest", enable_auto_commit=False)
+                                  heartbeat_interval_ms=500, auto_offset_reset="earliest", enable_auto_commit=False,
+                                  # a leader that joined before its metadata had the new topic (seen once on a loaded
+                                  # machine against the real broker) learns of it in 2 s and rejoins, not in 5 minutes
+                                  metadata_max_age_ms=2_000)
     return Polling(lambda: consumer.poll(timeout_ms=200), lambda: {tp.partition for tp in consumer.assignment()},
                    consumer.close)
 
