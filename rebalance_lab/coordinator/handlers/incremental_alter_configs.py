@@ -17,6 +17,7 @@ this (``alter_configs``).
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from rebalance_lab.coordinator import broker_configs, other_configs, topic_configs
@@ -35,7 +36,6 @@ from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 from rebalance_lab.security.acls import Operation
 
 API_KEY = 44
-_RESULT = codec.response_type(API_KEY).AlterConfigsResourceResponse
 Op = tuple[str, int, str | None]  # name, operation, value
 _INCREMENTAL_OPS = range(4)  # SET, DELETE, APPEND, SUBTRACT
 
@@ -141,15 +141,26 @@ def alter_all(ctx: RequestContext, resources: list[tuple[int, str, list[Op]]], v
 
 
 def handle(ctx: RequestContext, request: Any) -> Any:
-    resources = [(r.resource_type, r.resource_name, [(c.name, c.config_operation, c.value) for c in r.configs])
-                 for r in request.resources]
-    answers = alter_all(ctx, resources, bool(request.validate_only), incremental=True)
-    responses = [_RESULT(error_code=code, error_message=message, resource_type=t, resource_name=n)
-                 for t, n, code, message in answers]
-    return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, responses=responses)
+    return respond(ctx, API_KEY, request, lambda c: c.config_operation, incremental=True)
 
 
 def error_response(api_version: int, request: Any, code: ErrorCode) -> Any:
-    responses = [_RESULT(error_code=code, error_message=None, resource_type=r.resource_type,
-                         resource_name=r.resource_name) for r in request.resources]
-    return codec.new_response(API_KEY, api_version, throttle_time_ms=0, responses=responses)
+    return respond_error(API_KEY, api_version, request, code)
+
+
+def respond(ctx: RequestContext, api_key: int, request: Any, operation: Callable[[Any], int], incremental: bool) -> Any:
+    """The answer of AlterConfigs (33: every config a SET) and IncrementalAlterConfigs (44): the same shape."""
+    resources = [(r.resource_type, r.resource_name, [(c.name, operation(c), c.value) for c in r.configs])
+                 for r in request.resources]
+    answers = alter_all(ctx, resources, bool(request.validate_only), incremental=incremental)
+    result = codec.response_type(api_key).AlterConfigsResourceResponse
+    responses = [result(error_code=code, error_message=message, resource_type=t, resource_name=n)
+                 for t, n, code, message in answers]
+    return codec.new_response(api_key, ctx.api_version, throttle_time_ms=0, responses=responses)
+
+
+def respond_error(api_key: int, api_version: int, request: Any, code: ErrorCode) -> Any:
+    result = codec.response_type(api_key).AlterConfigsResourceResponse
+    responses = [result(error_code=code, error_message=None, resource_type=r.resource_type,
+                        resource_name=r.resource_name) for r in request.resources]
+    return codec.new_response(api_key, api_version, throttle_time_ms=0, responses=responses)
