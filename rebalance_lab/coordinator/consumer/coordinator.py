@@ -87,17 +87,21 @@ class ConsumerGroupCoordinator(ClassicMemberApis):
 
     def _commit(self, p: Pending, fx: Effects) -> None:
         for record in p.records:
-            group = self._core.groups.get(record.group_id)
-            if group is None:
-                group = self._core.groups[record.group_id] = ConsumerGroup(record.group_id)
-            apply(group, record)
-            if isinstance(record, GroupDeleted | migration.GroupDowngraded):
-                del self._core.groups[record.group_id]
+            self._fold(record)
             fx.record(record)
         for change in p.timers:
             change()
         if self._core.classic is not None:
             fx.extend(migration.finish(self._core.classic, p.now_ms, p.records))
+
+    def _fold(self, record: GroupRecord) -> None:
+        """One record into its group (created by its first record, dropped by its deletion or downgrade)."""
+        group = self._core.groups.get(record.group_id)
+        if group is None:
+            group = self._core.groups[record.group_id] = ConsumerGroup(record.group_id)
+        apply(group, record)
+        if isinstance(record, GroupDeleted | migration.GroupDowngraded):
+            del self._core.groups[record.group_id]
 
     # -- a data directory (serve --data-dir) ----------------------------------------------------------------------
 
@@ -106,12 +110,7 @@ class ConsumerGroupCoordinator(ClassicMemberApis):
         ``GroupMetadataManager.onLoaded`` arms: every member's session timeout from now, and the rebalance
         timeout of a member still revoking partitions."""
         for record in records:
-            group = self._core.groups.get(record.group_id)
-            if group is None:
-                group = self._core.groups[record.group_id] = ConsumerGroup(record.group_id)
-            apply(group, record)
-            if isinstance(record, GroupDeleted | migration.GroupDowngraded):
-                del self._core.groups[record.group_id]
+            self._fold(record)
         for group in self._core.groups.values():
             for member in group.members.values():
                 self._core.timers.schedule((TimerKind.SESSION, group.group_id, member.member_id),
