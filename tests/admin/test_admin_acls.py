@@ -5,36 +5,18 @@ User:ANONYMOUS may do everything on topic "open" and nothing on "closed" or the 
 
 from __future__ import annotations
 
-import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from rebalance_lab.config import EmulatorConfig
-from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode as E
 from tests.integration.wire import RawConnection
+from tests.security.acl_support import acl_emulator
 
 ACLS = [{"principal": "User:ANONYMOUS", "operation": "ALL", "resource_type": "TOPIC", "resource_name": "open"},
         {"principal": "User:bob", "operation": "ALL", "resource_type": "CLUSTER", "resource_name": "kafka-cluster"}]
 _DC, _IA, _DR = codec.request_type(32), codec.request_type(44), codec.request_type(21)
 _DT, _OE, _EL = codec.request_type(75), codec.request_type(23), codec.request_type(43)
-
-
-@asynccontextmanager
-async def _emulator(tmp_path: Path) -> AsyncIterator[RawConnection]:
-    path = tmp_path / "acls.json"
-    path.write_text(json.dumps({"acls": ACLS}))
-    config = EmulatorConfig(port=0, acl_file=str(path), topics=(("open", 1), ("closed", 1)))
-    async with EmulatorServer(config) as server:
-        host, port = server.bootstrap_servers.split(",")[0].rsplit(":", 1)
-        conn = await RawConnection.open(host, int(port))
-        try:
-            yield conn
-        finally:
-            await conn.close()
 
 
 async def _configs(conn: RawConnection) -> list[Any]:
@@ -75,7 +57,7 @@ async def _cluster(conn: RawConnection) -> list[Any]:
 
 
 async def test_admin_apis_refuse_what_the_acls_do_not_allow(tmp_path: Path) -> None:
-    async with _emulator(tmp_path) as conn:
+    async with acl_emulator(tmp_path, ACLS, topics=(("open", 1), ("closed", 1))) as conn:
         configs, partitions, cluster = await _configs(conn), await _partitions(conn), await _cluster(conn)
     assert configs == [
         [("open", E.NONE, "", 1), ("closed", E.TOPIC_AUTHORIZATION_FAILED, "Topic authorization failed.", 0),

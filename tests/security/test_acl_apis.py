@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from rebalance_lab.config import EmulatorConfig
-from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
 from tests.integration.wire import RawConnection
+from tests.security.acl_support import raw_emulator
 
 DESCRIBE_ACLS, CREATE_ACLS, DELETE_ACLS = 29, 30, 31
 ANY_FILTER = {"resource_type_filter": 1, "resource_name_filter": None, "pattern_type_filter": 1,
@@ -34,13 +34,8 @@ def delete_filter() -> Any:
 
 
 async def connect(config: EmulatorConfig) -> AsyncIterator[RawConnection]:
-    async with EmulatorServer(config) as server:
-        host, port = server.bootstrap_servers.split(",")[0].rsplit(":", 1)
-        conn = await RawConnection.open(host, int(port))
-        try:
-            yield conn
-        finally:
-            await conn.close()
+    async with raw_emulator(config) as conn:
+        yield conn
 
 
 @pytest.fixture

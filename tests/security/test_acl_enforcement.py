@@ -7,15 +7,12 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from rebalance_lab.config import EmulatorConfig
-from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
 from tests.integration.wire import RawConnection
+from tests.security.acl_support import acl_emulator
 
 ANON = "User:ANONYMOUS"
 # Only someone else may act on the cluster: ANONYMOUS loses every cluster permission
@@ -25,19 +22,6 @@ CLUSTER_FOR_BOB = {"principal": "User:bob", "operation": "ALL", "resource_type":
 
 def acl(operation: str, kind: str, name: str, principal: str = ANON, **extra: str) -> dict[str, str]:
     return {"principal": principal, "operation": operation, "resource_type": kind, "resource_name": name, **extra}
-
-
-@asynccontextmanager
-async def emulator(tmp_path: Path, acls: list[dict[str, str]], **options: Any) -> AsyncIterator[RawConnection]:
-    path = tmp_path / "acls.json"
-    path.write_text(json.dumps({"acls": acls}))
-    async with EmulatorServer(EmulatorConfig(port=0, acl_file=str(path), **options)) as server:
-        host, port = server.bootstrap_servers.split(",")[0].rsplit(":", 1)
-        conn = await RawConnection.open(host, int(port))
-        try:
-            yield conn
-        finally:
-            await conn.close()
 
 
 def creatable(name: str) -> Any:
@@ -56,7 +40,7 @@ async def metadata(conn: RawConnection, *names: str, auto_create: bool = False) 
 async def test_create_topics_needs_create_on_the_cluster_or_the_topic(tmp_path: Path) -> None:
     acls = [CLUSTER_FOR_BOB, acl("CREATE", "TOPIC", "ok-", pattern_type="PREFIXED"),
             acl("DESCRIBE_CONFIGS", "TOPIC", "ok-described")]
-    async with emulator(tmp_path, acls) as conn:
+    async with acl_emulator(tmp_path, acls) as conn:
         response = await conn.request(19, 7, topics=[creatable("ok-1"), creatable("no-1"), creatable("ok-described")],
                                       timeout_ms=1000, validate_only=False)
         answers = {t.name: t for t in response.topics}
@@ -71,21 +55,21 @@ async def test_create_topics_needs_create_on_the_cluster_or_the_topic(tmp_path: 
 async def test_metadata_auto_creates_only_with_create_and_hides_nothing_it_may_describe(tmp_path: Path) -> None:
     acls = [CLUSTER_FOR_BOB, acl("DESCRIBE", "TOPIC", "auto-", pattern_type="PREFIXED"),
             acl("CREATE", "TOPIC", "auto-yes")]
-    async with emulator(tmp_path, acls) as conn:
+    async with acl_emulator(tmp_path, acls) as conn:
         assert await metadata(conn, "auto-no", "auto-yes", "hidden", auto_create=True) == [
             ("auto-no", 29), ("auto-yes", 3), ("hidden", 29)]
         assert await metadata(conn, "auto-no", "auto-yes") == [("auto-no", 3), ("auto-yes", 0)]
 
 
 async def test_init_producer_id_needs_idempotent_write_or_write_on_some_topic(tmp_path: Path) -> None:
-    async with emulator(tmp_path, [CLUSTER_FOR_BOB]) as conn:
+    async with acl_emulator(tmp_path, [CLUSTER_FOR_BOB]) as conn:
         idempotent = await conn.request(22, 4, transactional_id=None, transaction_timeout_ms=60_000,
                                         producer_id=-1, producer_epoch=-1)
         assert idempotent.error_code == 31
         transactional = await conn.request(22, 4, transactional_id="tx", transaction_timeout_ms=60_000,
                                            producer_id=-1, producer_epoch=-1)
         assert transactional.error_code == 53
-    async with emulator(tmp_path, [CLUSTER_FOR_BOB, acl("WRITE", "TOPIC", "orders")]) as conn:
+    async with acl_emulator(tmp_path, [CLUSTER_FOR_BOB, acl("WRITE", "TOPIC", "orders")]) as conn:
         idempotent = await conn.request(22, 4, transactional_id=None, transaction_timeout_ms=60_000,
                                         producer_id=-1, producer_epoch=-1)
         assert (idempotent.error_code, idempotent.producer_id >= 0) == (0, True)
@@ -93,16 +77,16 @@ async def test_init_producer_id_needs_idempotent_write_or_write_on_some_topic(tm
 
 async def test_super_users_pass_every_check_even_a_deny(tmp_path: Path) -> None:
     acls = [acl("ALL", "TOPIC", "*", permission="DENY"), acl("ALL", "GROUP", "*", permission="DENY")]
-    async with emulator(tmp_path, acls, super_users=(ANON,)) as conn:
+    async with acl_emulator(tmp_path, acls, super_users=(ANON,)) as conn:
         response = await conn.request(19, 7, topics=[creatable("t")], timeout_ms=1000, validate_only=False)
         assert response.topics[0].error_code == 0
         assert await metadata(conn, "t") == [("t", 0)]
-    async with emulator(tmp_path, acls, allow_everyone_if_no_acl_found=True) as conn:
+    async with acl_emulator(tmp_path, acls, allow_everyone_if_no_acl_found=True) as conn:
         assert await metadata(conn, "t") == [("t", 29)]
 
 
 async def test_acls_created_at_run_time_apply_to_the_next_request(tmp_path: Path) -> None:
-    async with emulator(tmp_path, [], allow_everyone_if_no_acl_found=True, topics=(("t", 1),)) as conn:
+    async with acl_emulator(tmp_path, [], allow_everyone_if_no_acl_found=True, topics=(("t", 1),)) as conn:
         assert await metadata(conn, "t") == [("t", 0)]
         shape = codec.data_class(codec.request_type(30), "AclCreation")
         created = await conn.request(30, 3, creations=[shape(
