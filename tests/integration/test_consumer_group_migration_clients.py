@@ -78,8 +78,16 @@ def create_topic(bootstrap: str, topic: str) -> None:
     admin: Any = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="mixed-admin")
     try:
         admin.create_topics([NewTopic(topic, num_partitions=PARTITIONS, replication_factor=1)])
+        # A real broker answers CreateTopics before its metadata has the topic: a consumer subscribing at once can
+        # join as leader with no partitions to assign (seen in full runs). Wait until the metadata shows them all.
+        wait_for(f"{topic}'s metadata", lambda: _partitions_in_metadata(admin, topic) == PARTITIONS)
     finally:
         admin.close()
+
+
+def _partitions_in_metadata(admin: Any, topic: str) -> int:
+    described = admin.describe_topics([topic])
+    return len(described[0]["partitions"]) if described and described[0]["error_code"] == 0 else 0
 
 
 def wait_for(what: str, check: Callable[[], bool]) -> None:
