@@ -162,20 +162,28 @@ def cpu_seconds(pid: int | None) -> float | None:
 class EmulatorProcess:
     """``rebalance-lab serve`` in its own process (one core for the coordinator, as a broker would have)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *extra: str) -> None:
         exe = Path(sys.executable).with_name("rebalance-lab")
         self.proc = subprocess.Popen([str(exe), "serve", "--port", "0", "--offsets-topic-partitions", "1",
-                                      "--initial-rebalance-delay-ms", "0"], stdout=subprocess.PIPE, text=True)
+                                      "--initial-rebalance-delay-ms", "0", *extra], stdout=subprocess.PIPE, text=True)
         assert self.proc.stdout is not None
         match = re.search(r"bootstrap servers: (\S+:\d+)", self.proc.stdout.readline())
         if match is None:
             self.stop()
             raise RuntimeError("rebalance-lab serve did not start")
         self.bootstrap = match.group(1)
+        host, port = self.bootstrap.rsplit(":", 1)
+        self.address = (host, int(port))
+
+    def memory_mib(self) -> tuple[float, float]:
+        """The server's resident memory now and at its peak (VmRSS, VmHWM)."""
+        status = Path(f"/proc/{self.proc.pid}/status").read_text()
+        values = [re.search(rf"{key}:\s+(\d+) kB", status) for key in ("VmRSS", "VmHWM")]
+        now, peak = (int(m.group(1)) / 1024 if m else float("nan") for m in values)
+        return now, peak
 
     def peak_rss_mib(self) -> float:
-        match = re.search(r"VmHWM:\s+(\d+) kB", Path(f"/proc/{self.proc.pid}/status").read_text())
-        return int(match.group(1)) / 1024 if match else float("nan")
+        return self.memory_mib()[1]
 
     def stop(self) -> None:
         self.proc.terminate()

@@ -26,8 +26,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
-import re
-import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -36,6 +34,8 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 if str(REPO_ROOT) not in sys.path:  # tests.support is imported from the repository root
     sys.path.insert(0, str(REPO_ROOT))
+
+from kip848_targets import EmulatorProcess  # noqa: E402
 
 from rebalance_lab.protocol import codec  # noqa: E402
 from tests.support.canary import Canary, CanaryReport  # noqa: E402
@@ -46,35 +46,6 @@ from tests.support.misbehaviour import (  # noqa: E402
 )
 
 METADATA, API_VERSIONS = 3, 18
-
-
-class Server:
-    """``rebalance-lab serve`` in its own process, with 40 topics and 1 s minimum sessions."""
-
-    def __init__(self, *extra: str) -> None:
-        exe = Path(sys.executable).with_name("rebalance-lab")
-        topics = [arg for i in range(40) for arg in ("--topic", f"topic-{i}:3")]
-        self.proc = subprocess.Popen(
-            [str(exe), "serve", "--port", "0", "--initial-rebalance-delay-ms", "0", "--min-session-timeout-ms",
-             "1000", "--offsets-topic-partitions", "1", *topics, *extra], stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        match = re.search(r"bootstrap servers: (\S+:\d+)", self.proc.stdout.readline())
-        if match is None:
-            self.stop()
-            raise RuntimeError("rebalance-lab serve did not start")
-        self.bootstrap = match.group(1)
-        host, port = self.bootstrap.rsplit(":", 1)
-        self.address = (host, int(port))
-
-    def rss_mib(self) -> tuple[float, float]:
-        status = Path(f"/proc/{self.proc.pid}/status").read_text()
-        values = [re.search(rf"{key}:\s+(\d+) kB", status) for key in ("VmRSS", "VmHWM")]
-        now, peak = (int(m.group(1)) / 1024 if m else float("nan") for m in values)
-        return now, peak
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(10)
 
 
 # A misbehaviour gets the bytes its client sends, built before the canary starts, and runs in a child
@@ -163,7 +134,8 @@ def _misbehave(name: str, address: Address, args: argparse.Namespace, data: byte
 def run(name: str, args: argparse.Namespace) -> tuple[CanaryReport, float, float, float]:
     prepare, _, extra = SCENARIOS[name]
     data = prepare(args)
-    server = Server(*extra)
+    topics = [arg for i in range(40) for arg in ("--topic", f"topic-{i}:3")]
+    server = EmulatorProcess("--min-session-timeout-ms", "1000", *topics, *extra)  # 40 topics, 1 s sessions
     try:
         canary = Canary(server.bootstrap, session_timeout_ms=args.session_ms, heartbeat_interval_ms=100)
         canary.start()
@@ -177,7 +149,7 @@ def run(name: str, args: argparse.Namespace) -> tuple[CanaryReport, float, float
         took = time.perf_counter() - started
         time.sleep(args.window_seconds)
         report = canary.stop_blocking()
-        now, peak = server.rss_mib()
+        now, peak = server.memory_mib()
         return report, took, now, peak
     finally:
         server.stop()
