@@ -6,13 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.security.test_acl_enforcement import acl, emulator
+from tests.security.acl_support import acl_emulator
+from tests.security.test_acl_enforcement import acl
 from tests.transactions.scenario import Txn
 
 
 async def test_transaction_apis_need_their_acls(tmp_path: Path) -> None:
     acls = [acl("ALL", "TOPIC", "t"), acl("WRITE", "TRANSACTIONAL_ID", "ok"), acl("DESCRIBE", "TRANSACTIONAL_ID", "ok")]
-    async with emulator(tmp_path, acls, topics=(("t", 1),)) as conn:
+    async with acl_emulator(tmp_path, acls, topics=(("t", 1),)) as conn:
         ok, denied = Txn(conn, "t", "ok"), Txn(conn, "t", "no")
         assert await ok.init() == (0, 0)
         assert await denied.init() == (53, -1)
