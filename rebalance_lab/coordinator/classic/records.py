@@ -318,3 +318,57 @@ class GroupDowngraded(GroupRecord):
         return {"generation": self.generation, "protocol": self.protocol, "leader_id": self.leader_id,
                 "n_members": self.n_members, "protocol_type": "consumer", "reason_code": "protocol_downgrade",
                 "reason_raw": "converted from a consumer group"}
+
+
+@dataclass(frozen=True)
+class JoinRefused(GroupRecord):
+    """A JoinGroup answered with an error that changes nothing (issue 19: the incident people meet first in a
+    rolling assignor change is INCONSISTENT_GROUP_PROTOCOL, which left no trace before). ``group_protocols``
+    are the names every current member offers (what the joiner had to share one of)."""
+
+    event_type: ClassVar[str] = "MEMBER_JOIN_REFUSED"
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    protocols: tuple[str, ...]
+    error: str  # the ErrorCode name
+    state: str
+    generation: int
+    group_protocols: tuple[str, ...]
+
+    def fields(self) -> dict[str, Any]:
+        return {
+            "member_id": self.member_id or None, "group_instance_id": self.group_instance_id,
+            "client_id": self.client_id, "supported_protocols": list(self.protocols), "reason_code": self.error,
+            "generation": self.generation, "raw": ",".join(self.group_protocols),
+        }
+
+
+@dataclass(frozen=True)
+class RebalanceNotified(GroupRecord):
+    """A member's heartbeat was answered REBALANCE_IN_PROGRESS: how a follower learns of a rebalance. Recorded
+    once per member per rebalance (the first such answer), not for every heartbeat."""
+
+    event_type: ClassVar[str] = "MEMBER_REBALANCE_NOTIFIED"
+    member_id: str
+    generation: int  # the generation the member is still in
+
+    def fields(self) -> dict[str, Any]:
+        return {"member_id": self.member_id, "generation": self.generation,
+                "reason_code": "REBALANCE_IN_PROGRESS"}
+
+
+@dataclass(frozen=True)
+class InitialDelayExtended(GroupRecord):
+    """``group.initial.rebalance.delay.ms`` ran out while new members were still arriving: the join waits
+    ``delay_ms`` more (at most the rest of the rebalance timeout, ``remaining_ms`` after this one)."""
+
+    event_type: ClassVar[str] = "REBALANCE_DELAY_EXTENDED"
+    generation: int
+    delay_ms: int
+    remaining_ms: int
+
+    def fields(self) -> dict[str, Any]:
+        return {"prev_generation": self.generation, "generation": self.generation + 1,
+                "reason_code": "initial_delay_extended",
+                "reason_raw": f"new members joined during the initial delay; waiting {self.delay_ms} ms more"}
