@@ -14,8 +14,8 @@ import struct
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from rebalance_lab.clients.assignors.java_hashmap import JavaHashMap, java_str_key, string_hash
-from rebalance_lab.clients.assignors.types import Assignment, Subscription, TopicPartition
+from rebalance_lab.protocol.assignment_types import Assignment, Subscription, TopicPartition
+from rebalance_lab.protocol.java_hashmap import JavaHashMap, java_str_key, string_hash
 
 __all__ = [
     "HIGHEST_VERSION",
