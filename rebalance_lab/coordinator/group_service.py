@@ -71,6 +71,8 @@ class GroupService:
         self._tokens = itertools.count(1)
         self._subscribers: list[RecordSubscriber] = []
         self._topics: TopicsImage | None = None
+        self._previous_topics: TopicsImage | None = None  # the image before the changes in _changed_topics
+        self._changed_topics: set[str] = set()
         self._topics_version = 0
         self._new_topics_version = 0
         world.cluster.on_change(self._on_topic_change)
@@ -124,8 +126,11 @@ class GroupService:
 
     def topics(self) -> TopicsImage:
         """The cluster's topics as the consumer coordinator sees them (rebuilt after a topic change)."""
-        if self._topics is None:
-            self._topics = image_of(self._world.cluster, self._topics_version, self._new_topics_version)
+        if self._topics is None:  # only the changed topics are built again (image_of)
+            self._topics = image_of(self._world.cluster, self._topics_version, self._new_topics_version,
+                                    self._previous_topics, self._changed_topics)
+            self._previous_topics = self._topics
+            self._changed_topics.clear()
         return self._topics
 
     def _on_topic_change(self, name: str, info: TopicInfo | None) -> None:
@@ -134,6 +139,7 @@ class GroupService:
         if info is not None and not known:
             self._new_topics_version = self._topics_version
         self._topics = None
+        self._changed_topics.add(name)
         self.consumer.on_topics_changed({name})
 
     def _classic_group_kind(self, group_id: str) -> str | None:

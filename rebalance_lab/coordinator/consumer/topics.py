@@ -11,13 +11,13 @@ decides whether regular expressions must be resolved again).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from rebalance_lab.coordinator.cluster import ClusterMetadata
+    from rebalance_lab.coordinator.cluster import ClusterMetadata, TopicInfo
 
 
 @dataclass(frozen=True)
@@ -64,14 +64,30 @@ class TopicsImage:
         return self.by_name.keys()
 
 
-def image_of(cluster: ClusterMetadata, version: int = 0, new_topics_version: int = 0) -> TopicsImage:
-    """The cluster's topics as the group coordinator's metadata image has them (replica racks per partition)."""
-    racks = {b.node_id: b.rack for b in cluster.brokers.values()}
+def image_of(cluster: ClusterMetadata, version: int = 0, new_topics_version: int = 0,
+             previous: TopicsImage | None = None, changed: Collection[str] = ()) -> TopicsImage:
+    """The cluster's topics as the group coordinator's metadata image has them (replica racks per partition).
+
+    Incremental, as Kafka's ``MetadataImage`` is built from deltas: a topic of ``previous`` not named in
+    ``changed`` (and still the same topic, same size) is taken over as it is, so a topic change costs the
+    changed topics only (rebuilding 200,000 partitions held the loop ~0.4 s on the first group request after
+    any topic change, issue 17). A partition without racks gets no entry (``fingerprint`` reads it as none).
+    """
+    racks = {b.node_id: b.rack for b in cluster.brokers.values() if b.rack is not None}
+    kept = previous.by_name if previous is not None else {}
     images = []
     for info in cluster.topics.values():
-        partition_racks = {
-            p.partition: frozenset(r for r in (racks.get(b) for b in p.replicas) if r is not None)
-            for p in info.partitions
-        }
-        images.append(TopicImage(info.topic_id, info.name, len(info.partitions), partition_racks))
+        old = kept.get(info.name)
+        if (old is not None and info.name not in changed and old.topic_id == info.topic_id
+                and old.num_partitions == len(info.partitions)):
+            images.append(old)
+        else:
+            images.append(TopicImage(info.topic_id, info.name, len(info.partitions), _racks_of(info, racks)))
     return TopicsImage.of(images, version, new_topics_version)
+
+
+def _racks_of(info: TopicInfo, racks: Mapping[int, str]) -> dict[int, frozenset[str]]:
+    if not racks:  # no broker has a rack: no partition has one
+        return {}
+    found = ((p.partition, frozenset(racks[b] for b in p.replicas if b in racks)) for p in info.partitions)
+    return {partition: names for partition, names in found if names}
