@@ -73,6 +73,9 @@ def add_arguments(parser: argparse.ArgumentParser, *, inputs_required: bool = Tr
                         help="a Spark setting, e.g. spark.executor.memory=4g; repeatable")
     parser.add_argument("--events-jsonl", action="store_true",
                         help="also write the canonical events as JSON Lines (out/events_jsonl/)")
+    parser.add_argument("--engine", default="auto", choices=("auto", "local", "spark"),
+                        help="local: one Python process; spark: Spark (--master); auto: local for inputs of up "
+                        "to 256 MiB, else Spark (default: %(default)s)")
     parser.add_argument("--quiet", action="store_true", help="no progress line on stderr")
 
 
@@ -152,14 +155,27 @@ def check_java() -> None:
 def validate(args: argparse.Namespace) -> tuple[Path, dict[str, str]]:
     """Every check that needs no Spark (the output directory is created last); raises :class:`UsageError`."""
     try:
-        expand_inputs(args.inputs)
+        files = expand_inputs(args.inputs)
     except InputError as exc:
         raise UsageError(str(exc)) from None
     check_tz(args.tz)
     check_format(args.format)
     check_master(args.master)
     conf = parse_conf(args.conf)
+    args.files = files
     return check_out_dir(args.out), conf
+
+
+def check_replayable(args: argparse.Namespace) -> int:
+    """The inputs' total size; raises :class:`UsageError` when no input holds a rebalance event
+    (empty, binary, unrecognised, a broker log without coordinator lines: :mod:`.preflight`)."""
+    from rebalance_lab.replay.preflight import scan
+
+    found = scan(args.files, args.format)
+    problem = found.problem()
+    if problem:
+        raise UsageError(problem)
+    return found.total_bytes
 
 
 # --- the run ----------------------------------------------------------------------------------------------------------
@@ -168,9 +184,17 @@ def run_replay(args: argparse.Namespace) -> int:
     """Run ``rebalance-lab replay``; 0 on success, 2 for bad arguments, 1 when the run failed."""
     try:
         out, conf = validate(args)
+        total_bytes = check_replayable(args)
     except UsageError as exc:
         print(f"rebalance-lab replay: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    from rebalance_lab.replay.engine import choose
+
+    engine, why = choose(getattr(args, "engine", "auto"), total_bytes, master=args.master)
+    if not args.quiet:
+        print(f"rebalance-lab replay: engine {engine} ({why})", file=sys.stderr)
+    if engine == "local":
+        return _run_local(args, out)
     try:
         check_java()
         from rebalance_lab.replay.spark import build_session, run_spark
@@ -188,6 +212,35 @@ def run_replay(args: argparse.Namespace) -> int:
         return EXIT_FAILED
     finally:
         spark.stop()
+    if result.parse_report.events == 0:
+        print(f"rebalance-lab replay: error: nothing to replay: {result.parse_report.summary()}", file=sys.stderr)
+        return EXIT_USAGE
+    print(result.summary)
+    if result.errors:
+        print(f"rebalance-lab replay: {len(result.errors)} group(s) could not be replayed, e.g. "
+              f"{result.errors[0]['group_id']}: {result.errors[0]['error']}", file=sys.stderr)
+        return EXIT_FAILED
+    return 0
+
+
+def _run_local(args: argparse.Namespace, out: Path) -> int:
+    """The single-process engine (:mod:`.engine`): same tables, report and summary as Spark's."""
+    from rebalance_lab.replay.engine import run_local_engine
+    from rebalance_lab.replay.whatif import WhatIfError
+
+    try:
+        result = run_local_engine(args.files, fmt=args.format, tz=args.tz, cluster_id=args.cluster_id,
+                                  whatif=tuple(dict.fromkeys(args.what_if)), out_dir=out.resolve(),
+                                  events_jsonl=args.events_jsonl, inputs=args.inputs)
+    except WhatIfError as exc:
+        print(f"rebalance-lab replay: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:
+        print(f"rebalance-lab replay: error: the replay failed: {_first_lines(exc)}", file=sys.stderr)
+        return EXIT_FAILED
+    if result.events == 0:
+        print("rebalance-lab replay: error: nothing to replay: no input holds a rebalance event", file=sys.stderr)
+        return EXIT_USAGE
     print(result.summary)
     if result.errors:
         print(f"rebalance-lab replay: {len(result.errors)} group(s) could not be replayed, e.g. "

@@ -27,7 +27,7 @@ from rebalance_lab.replay.diagnostics import ParseReport
 from rebalance_lab.replay.gcpolicy import batch_gc
 from rebalance_lab.replay.inputs import expand_inputs
 from rebalance_lab.replay.model import ReplayOptions, replay_group
-from rebalance_lab.replay.sources import SourceContext, parse_file
+from rebalance_lab.replay.sources import SourceContext, UnknownFormatError, parse_file
 from rebalance_lab.replay.timeline import sort_key
 from rebalance_lab.replay.whatif import Spec
 
@@ -55,11 +55,18 @@ def _display_name(path: str) -> str:
 
 def parse_inputs(inputs: Sequence[str | Path], fmt: str, ctx_options: Mapping[str, Any],
                  report: ParseReport) -> list[dict[str, Any]]:
-    """Every canonical event of every input file, in file order."""
+    """Every canonical event of every input file, in file order.
+
+    A file whose format cannot be told is counted in ``report`` (reason ``unknown format``) and the
+    run goes on, as in the Spark parse task (:func:`rebalance_lab.replay.tasks._events_of`): one stray
+    file among good ones must not cost the replay of the rest."""
     parsed: list[dict[str, Any]] = []
     for path in expand_inputs([str(p) for p in inputs]):
         ctx = SourceContext(name=_display_name(path), report=report, **ctx_options)
-        parsed.extend(parse_file(path, fmt, ctx))
+        try:
+            parsed.extend(parse_file(path, fmt, ctx))
+        except UnknownFormatError as exc:
+            report.unparsable(ctx.name, "unknown format", str(exc))
     return parsed
 
 

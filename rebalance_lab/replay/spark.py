@@ -439,7 +439,9 @@ def _collect(run: _Run) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str,
     busy = sorted(collected["group_summary"],
                   key=lambda r: (-(r.get("episodes") or 0), r["cluster_id"], r["group_id"]))[:BUSY_GROUPS]
     busy_keys = {(r["cluster_id"], r["group_id"]) for r in busy}
-    moves = _read_table(run, "partition_moves", filters=[("group_id", "in", sorted({g for _, g in busy_keys}))])
+    # An empty "in" list makes pyarrow fail (ArrowTypeError: string vs null): a run without groups reads no moves.
+    moves = _read_table(run, "partition_moves", filters=[("group_id", "in", sorted({g for _, g in busy_keys}))]
+                        ) if busy_keys else []
     collected["partition_moves"] = [r for r in moves if (r["cluster_id"], r["group_id"]) in busy_keys]
     return collected, _errors(run)
 
