@@ -223,16 +223,40 @@ class FaultController:
         if service_of(self.world).consumer.has_group(group_id):
             self.bump_epoch(group_id)
             return
+        # The fault's row comes before its effect (issue 19: a narration told the rebalance, then its cause); a
+        # request the coordinator will refuse (AdminError) is refused before anything is recorded.
+        ready = self._classic_state_in(group_id, ("Stable", "CompletingRebalance"))
+        if ready:
+            self._record("force_rebalance", group_id)
         service_of(self.world).force_rebalance(group_id)
-        self._record("force_rebalance", group_id)
+        if not ready:
+            self._record("force_rebalance", group_id)
 
     def expire_member(self, group_id: str, member_id: str) -> None:
         """Run a classic member's session timeout now; a consumer group's member is fenced (:meth:`fence_member`)."""
         if service_of(self.world).consumer.has_group(group_id):
             self.fence_member(group_id, member_id)
             return
+        ready = self._expirable(group_id, member_id)
+        if ready:
+            self._record("expire_member", group_id, member_id=member_id)
         service_of(self.world).expire_member(group_id, member_id)
-        self._record("expire_member", group_id, member_id=member_id)
+        if not ready:
+            self._record("expire_member", group_id, member_id=member_id)
+
+    def _classic_state_in(self, group_id: str, states: tuple[str, ...]) -> bool:
+        view = service_of(self.world).coordinator.group(group_id)
+        return view is not None and view.state in states
+
+    def _expirable(self, group_id: str, member_id: str) -> bool:
+        """What ``admin.expire_member`` accepts: a known or pending member not parked in a JoinGroup/SyncGroup."""
+        view = service_of(self.world).coordinator.group(group_id)
+        if view is None:
+            return False
+        member = view.member(member_id)
+        if member is None:
+            return member_id in view.pending_members
+        return not (member.awaiting_join or member.awaiting_sync)
 
     # -- KIP-848 consumer groups ------------------------------------------------------------------
 
@@ -297,7 +321,7 @@ class FaultController:
 
     def _publish(self, record: FaultInjected) -> None:
         service_of(self.world).publish(record)
-        if self._narrate_to is not None:
+        if self._narrate_to is not None and "narrator" not in self.world.services:  # else the narrator tells it
             when = (record.ts_ms - self._start) / 1000
             self._narrate_to.write(f"[{when:8.3f}s] {record.group_id or '*'}: {describe(record)}\n")
             self._narrate_to.flush()

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from rebalance_lab.coordinator.classic.records import GroupRecord
+from rebalance_lab.protocol.errors import ErrorCode
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,16 @@ class FaultInjected(GroupRecord):
         return row
 
 
+def _name(key: str, value: Any) -> Any:
+    """Error codes by Kafka's names (issue 19: ``error=27`` told a reader nothing)."""
+    if key != "error" or not isinstance(value, int):
+        return value
+    try:
+        return ErrorCode(value).name
+    except ValueError:
+        return value
+
+
 @dataclass(frozen=True)
 class FaultFired(FaultInjected):
     """An armed request fault changed the answer to one request."""
@@ -37,7 +48,7 @@ class FaultFired(FaultInjected):
 
 
 def describe(record: FaultInjected) -> str:
-    """One narration line: ``fault injected: error on Heartbeat (error=27, count=1)``."""
+    """One narration line: ``fault injected: error (api=Heartbeat, error=REBALANCE_IN_PROGRESS, count=1)``."""
     verb = "fired" if isinstance(record, FaultFired) else "injected"
-    detail = ", ".join(f"{k}={v}" for k, v in record.detail if v is not None)
+    detail = ", ".join(f"{k}={_name(k, v)}" for k, v in record.detail if v is not None)
     return f"fault {verb}: {record.kind}" + (f" ({detail})" if detail else "")

@@ -162,16 +162,12 @@ class RebalanceStory:
     previous_leader_id: str | None = None
     shares: list[Share] = field(default_factory=list)
     withheld: frozenset[TP] = frozenset()
+    moved: frozenset[TP] = frozenset()  # partitions whose holder changed since the previous generation
     completed_ms: int | None = None
 
     @property
     def leader_unchanged(self) -> bool:
         return self.leader_id is not None and self.leader_id == self.previous_leader_id
-
-    @property
-    def moved(self) -> frozenset[TP]:
-        """Partitions that changed hands (taken from one member, given to another or withheld)."""
-        return frozenset().union(*(s.lost for s in self.shares)) if self.shares else frozenset()
 
     def to_dict(self) -> dict[str, Any]:
         """The story as JSON values (partitions as ``[topic, partition]`` pairs, sorted)."""
@@ -215,7 +211,8 @@ class GroupStories:
     state: str = "Empty"
     protocol_type: str | None = None
     protocol: str | None = None
-    leader_id: str | None = None
+    leader_id: str | None = None  # the leader now (a join or a leave may change it during a rebalance)
+    generation_leader: str | None = None  # the leader the last generation was formed with
     members: dict[str, _Member] = field(default_factory=dict)
     assignment: dict[str, frozenset[TP]] = field(default_factory=dict)  # the last generation's
     current: RebalanceStory | None = None
@@ -332,6 +329,8 @@ def _replaced(g: GroupStories, rec: r.GroupRecord) -> list[Told]:
         g.assignment[rec.new_member_id] = g.assignment.pop(rec.old_member_id)
     if g.leader_id == rec.old_member_id:
         g.leader_id = rec.new_member_id
+    if g.generation_leader == rec.old_member_id:
+        g.generation_leader = rec.new_member_id
     # GroupMetadataManager.updateStaticMemberThenRebalanceOrCompleteJoin: in Stable the new id takes the old
     # one's place and assignment; only a change of the selected protocol rebalances. Elsewhere it rejoins.
     quiet = g.state == "Stable" and same
@@ -398,7 +397,7 @@ def _fault(g: GroupStories, rec: r.GroupRecord) -> list[Told]:
 def _rebalance(g: GroupStories, rec: r.GroupRecord) -> list[Told]:
     assert isinstance(rec, r.RebalancePrepared)
     story = RebalanceStory(rec.group_id, g.flavor, rec.ts_ms, rec.generation, rec.reason, rec.reason_code,
-                           rec.from_state, rec.initial_delay_ms, previous_leader_id=g.leader_id)
+                           rec.from_state, rec.initial_delay_ms, previous_leader_id=g.generation_leader)
     # A cooperative assignor withholds what it revoked; the members that revoked rejoin at once and the
     # follow-up round gives those partitions out (ConsumerCoordinator.onJoinComplete, KIP-429).
     story.round = 2 if g.pending_withheld else 1
@@ -421,8 +420,9 @@ def _generation(g: GroupStories, rec: r.GroupRecord) -> list[Told]:
     story = g.current
     if story is None:  # a join completed without a start we saw (a recording tailed mid-rebalance)
         story = g.current = RebalanceStory(rec.group_id, g.flavor, rec.ts_ms, rec.generation - 1, "", "",
-                                           g.state, previous_leader_id=g.leader_id)
+                                           g.state, previous_leader_id=g.generation_leader)
     g.protocol_type, g.protocol, g.leader_id = rec.protocol_type, rec.protocol, rec.leader_id
+    g.generation_leader = rec.leader_id
     votes = dict(rec.votes)
     story.generation, story.candidates, story.winner, story.leader_id = (
         rec.generation, rec.candidates, rec.protocol, rec.leader_id)
@@ -464,10 +464,19 @@ def _assigned(g: GroupStories, rec: r.GroupRecord) -> list[Told]:
     given = frozenset().union(*(s.assigned for s in story.shares))
     story.withheld = frozenset().union(*(s.revoked for s in story.shares)) - given
     g.pending_withheld = story.withheld
+    story.moved = _moved(g.assignment, story.shares)
     g.assignment = {s.member_id: s.assigned for s in story.shares}
     story.completed_ms = rec.ts_ms
     _move(g, story, rec.ts_ms, "Stable")
     return [(Note(rec.ts_ms, rec.group_id, NoteKind.ASSIGNED), story)]
+
+
+def _moved(before: dict[str, frozenset[TP]], shares: list[Share]) -> frozenset[TP]:
+    """Partitions held in the previous generation by a member that does not hold them now (a member that left
+    counts: its partitions moved to someone, or are withheld)."""
+    holder = {tp: m for m, tps in before.items() for tp in tps}
+    now = {tp: s.member_id for s in shares for tp in s.assigned}
+    return frozenset(tp for tp, m in holder.items() if now.get(tp) != m)
 
 
 def _tps(data: bytes, protocol_type: str | None) -> frozenset[TP]:
@@ -482,7 +491,7 @@ def _empty(g: GroupStories, rec: r.GroupRecord) -> list[Told]:
         story.generation = rec.generation
         story.completed_ms = rec.ts_ms
         _move(g, story, rec.ts_ms, "Empty")
-    g.assignment, g.pending_withheld, g.leader_id = {}, frozenset(), None
+    g.assignment, g.pending_withheld, g.leader_id, g.generation_leader = {}, frozenset(), None, None
     return [(Note(rec.ts_ms, rec.group_id, NoteKind.EMPTY, ms=rec.generation), story)]
 
 

@@ -37,6 +37,8 @@ EVENT_TYPES = frozenset({
     "K848_EPOCH_BUMP", "K848_TARGET_COMPUTED", "K848_MEMBER_STATE", "K848_MEMBER_FENCED", "K848_MEMBER_LEFT",
     # shared, and the emulator's own
     "TOPIC_METADATA", "FAULT_INJECTED", "FAULT_FIRED",
+    # the emulator's explanations (issue 19): a refused join, a heartbeat told of a rebalance, a delay extended
+    "MEMBER_JOIN_REFUSED", "MEMBER_REBALANCE_NOTIFIED", "REBALANCE_DELAY_EXTENDED",
 })
 
 TP = pa.struct([("topic", pa.string()), ("partition", pa.int32())])

@@ -39,7 +39,7 @@ def test_each_world_fault_is_a_fault_injected_row_in_the_recording_and_a_narrate
                                             "broker_up", "close_connections", "clear"]
     assert faults[0]["group_id"] == "g" and faults[0]["detail"] == {"api": "Heartbeat", "error": 27, "count": 2}
     assert faults[1]["group_id"] is None
-    assert "g: fault injected: error (api=Heartbeat, error=27, count=2)" in story.getvalue()
+    assert "g: fault injected: error (api=Heartbeat, error=REBALANCE_IN_PROGRESS, count=2)" in story.getvalue()
     assert "*: fault injected: broker_down (broker=1, closed=0)" in story.getvalue()
 
 

@@ -100,8 +100,9 @@ def test_explain_narrates_each_vote_the_winner_and_the_assignment() -> None:
     with Emulator(topics=[("rec", 6)], explain=True, explain_to=out, initial_rebalance_delay_ms=200) as emu:
         _run_group(emu, strategies)
     text = out.getvalue()
-    assert "candidate protocols (offered by every member) {range, roundrobin}" in text
+    assert "candidates (offered by every member): range, roundrobin" in text
     assert "range wins 2 to 1" in text
-    assert text.count("votes roundrobin") == 1 and text.count("votes range") >= 2
+    # the vote table: each member's protocols in preference order, its vote starred
+    assert "roundrobin*, range, sticky" in text and text.count("range*, roundrobin") >= 2
     assert "MEMBER_ID_REQUIRED" in text and "assigned generation 1 (range)" in text
-    assert "left (member_leave)" in text
+    assert "sent LeaveGroup" in text

@@ -13,7 +13,7 @@ from rebalance_lab.coordinator.classic.rebalance import (
     maybe_prepare_rebalance_or_complete_join,
     schedule_heartbeat,
 )
-from rebalance_lab.coordinator.classic.records import MemberExpired, PendingMemberExpired
+from rebalance_lab.coordinator.classic.records import MemberExpired, PendingMemberExpired, RebalanceNotified
 from rebalance_lab.coordinator.classic.state import GroupState
 from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.errors import ErrorCode
@@ -27,7 +27,11 @@ _ANSWER = {
 
 
 def heartbeat(core: Core, fx: Effects, now_ms: int, inp: HeartbeatInput, token: Hashable) -> None:
-    fx.reply(token, HeartbeatResult(_heartbeat(core, now_ms, inp)))
+    error = _heartbeat(core, now_ms, inp)
+    if error is _E.REBALANCE_IN_PROGRESS:
+        # How a follower learns of a rebalance (issue 19); a reader shows the first per member per rebalance.
+        fx.record(RebalanceNotified(inp.group_id, now_ms, inp.member_id, inp.generation_id))
+    fx.reply(token, HeartbeatResult(error))
 
 
 def _heartbeat(core: Core, now_ms: int, inp: HeartbeatInput) -> ErrorCode:

@@ -19,6 +19,7 @@ from rebalance_lab.coordinator.classic.rebalance import (
 )
 from rebalance_lab.coordinator.classic.records import (
     GroupCreated,
+    JoinRefused,
     MemberJoined,
     MemberLeft,
     MemberRejoined,
@@ -47,6 +48,7 @@ def join_group(core: Core, fx: Effects, now_ms: int, inp: JoinGroupInput, token:
         fx.record(GroupCreated(inp.group_id, now_ms, "join"))
     if not _accept_joining_member(core, group, inp.member_id):
         _reject_group_full(fx, group, now_ms, inp.member_id)
+        _refuse(fx, group, now_ms, inp, _E.GROUP_MAX_SIZE_REACHED)
         fx.reply(token, JoinGroupResult(_E.GROUP_MAX_SIZE_REACHED))
         return
     if inp.member_id == "":
@@ -84,12 +86,22 @@ def _reject_group_full(fx: Effects, group: Group, now_ms: int, member_id: str) -
                              "group_max_size", group.leader_id))
 
 
+def _refuse(fx: Effects, group: Group, now_ms: int, inp: JoinGroupInput, error: ErrorCode) -> None:
+    """Record a JoinGroup refused without a state change (issue 19: INCONSISTENT_GROUP_PROTOCOL during a rolling
+    assignor change left no trace), with the protocols every member offers, the joiner had to share one of."""
+    offered = tuple(group.candidates()) if len(group.members) else ()
+    fx.record(JoinRefused(group.group_id, now_ms, inp.member_id, inp.group_instance_id, inp.client_id,
+                          tuple(p.name for p in inp.protocols), error.name, group.state.value, group.generation_id,
+                          offered))
+
+
 def _join_new_member(core: Core, fx: Effects, group: Group, now_ms: int, inp: JoinGroupInput,
                      token: Hashable) -> None:
     if group.state is GroupState.DEAD:
         fx.reply(token, JoinGroupResult(_E.COORDINATOR_NOT_AVAILABLE))
         return
     if not group.supports_protocols(inp.protocol_type, [p.name for p in inp.protocols]):
+        _refuse(fx, group, now_ms, inp, _E.INCONSISTENT_GROUP_PROTOCOL)
         fx.reply(token, JoinGroupResult(_E.INCONSISTENT_GROUP_PROTOCOL))
         return
     # CG.generateMemberId: the static id is built from the instance id, not the client id.
@@ -149,6 +161,7 @@ def _join_existing_member(core: Core, fx: Effects, group: Group, now_ms: int, in
         fx.reply(token, JoinGroupResult(_E.COORDINATOR_NOT_AVAILABLE, member_id=echo))
         return
     if not group.supports_protocols(inp.protocol_type, [p.name for p in inp.protocols]):
+        _refuse(fx, group, now_ms, inp, _E.INCONSISTENT_GROUP_PROTOCOL)
         fx.reply(token, JoinGroupResult(_E.INCONSISTENT_GROUP_PROTOCOL, member_id=echo))
         return
     if echo in group.pending_join:
@@ -160,6 +173,7 @@ def _join_existing_member(core: Core, fx: Effects, group: Group, now_ms: int, in
         return
     error = group.validate_member(echo, inp.group_instance_id)
     if error is not ErrorCode.NONE:
+        _refuse(fx, group, now_ms, inp, error)
         fx.reply(token, JoinGroupResult(error, member_id=echo))
         return
     _rejoin(core, fx, group, now_ms, inp, group.members[echo], token)

@@ -23,6 +23,7 @@ from rebalance_lab.coordinator.classic.protocol_selection import select_protocol
 from rebalance_lab.coordinator.classic.records import (
     GenerationStarted,
     GroupEmpty,
+    InitialDelayExtended,
     MembersDroppedNotRejoined,
     RebalancePrepared,
 )
@@ -243,6 +244,7 @@ def on_initial_delay(core: Core, fx: Effects, group: Group, now_ms: int, timer: 
         delay = min(core.config.initial_rebalance_delay_ms, timer.remaining_ms)
         remaining = max(timer.remaining_ms - timer.delay_ms, 0)  # Kafka subtracts the previous delay
         core.timers.schedule(join_key(group.group_id), now_ms + delay, InitialDelay(delay, remaining))
+        fx.record(InitialDelayExtended(group.group_id, now_ms, group.generation_id, delay, remaining))
         return
     complete_join(core, fx, group, now_ms)
 
