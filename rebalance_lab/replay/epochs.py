@@ -46,10 +46,20 @@ from its revocation by one member to its assignment to the next (§7.3).
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from rebalance_lab.replay.timeline import TP, Event, Generation, Member, Timeline, member_row, merged, tps
+from rebalance_lab.replay.generation import (
+    TP,
+    Event,
+    Generation,
+    Member,
+    PartitionTimes,
+    Timeline,
+    member_row,
+    merged,
+    tps,
+)
 
 LOG_SOURCES = frozenset({"broker_log", "client_log", "emulator"})
 STABLE = "STABLE"
@@ -78,19 +88,6 @@ class _Epoch:
     g: Generation
     members: dict[str, Member]  # membership when the epoch began
     start: int  # its first evidence (the window of its states begins there)
-
-
-@dataclass
-class PartitionTimes:
-    """Each member's revoke and assign times per partition, from its states (as client logs would give)."""
-
-    revoked: dict[tuple[str, TP], list[int]] = field(default_factory=dict)
-    assigned: dict[tuple[str, TP], list[int]] = field(default_factory=dict)
-
-    def add(self, table: dict[tuple[str, TP], list[int]], keys: tuple[str, ...], tps: frozenset[TP], ts: int) -> None:
-        for tp in sorted(tps):
-            for key in keys:
-                table.setdefault((key, tp), []).append(ts)
 
 
 class EpochFold:

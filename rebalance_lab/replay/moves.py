@@ -29,7 +29,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from rebalance_lab.replay.epochs import INSTANCE_KEY, PartitionTimes
+from rebalance_lab.replay.epochs import INSTANCE_KEY
+from rebalance_lab.replay.generation import PartitionTimes
 from rebalance_lab.replay.rows import TupleRows
 from rebalance_lab.replay.timeline import TP, Event, Generation, Member, Owners
 
