@@ -12,7 +12,7 @@ import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 
 Attrs = Mapping[str, object | None]
 
@@ -162,13 +162,15 @@ def time_ticks(lo_us: int, hi_us: int, count: int = 6) -> tuple[int, list[int]]:
     return step, list(range(first, hi_us + 1, step))
 
 
-def utc(ts_us: int) -> datetime:
-    return datetime.fromtimestamp(ts_us // _S, tz=UTC).replace(microsecond=ts_us % _S)
+def utc(ts_us: int, tz: tzinfo = UTC) -> datetime:
+    """The instant, shown in ``tz`` (UTC unless the report was asked for another zone)."""
+    moment = datetime.fromtimestamp(ts_us // _S, tz=UTC).replace(microsecond=ts_us % _S)
+    return moment if tz is UTC else moment.astimezone(tz)
 
 
-def time_label(ts_us: int, step_us: int) -> str:
+def time_label(ts_us: int, step_us: int, tz: tzinfo = UTC) -> str:
     """A tick label as precise as the step needs (the date goes into the axis title)."""
-    moment = utc(ts_us)
+    moment = utc(ts_us, tz)
     if step_us >= 86_400 * _S:
         return moment.strftime("%m-%d")
     if step_us >= 60 * _S:

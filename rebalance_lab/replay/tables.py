@@ -85,6 +85,7 @@ WHATIF_RESULTS = pa.schema([*_KEY,
     ("generation", pa.int32()),
     ("assignor", pa.string()),
     ("mode", pa.string()),  # "eager" | "cooperative" (and "+static" when static membership is simulated)
+    ("whatif", pa.string()),  # the what-if as asked (--what-if): "static" runs the recorded assignor, named so
     ("partitions_moved", pa.int32()),
     ("revocations", pa.int32()),
     ("follow_up_generations", pa.int32()),

@@ -529,6 +529,7 @@ def whatif_rows(spec_text: str, items: Sequence[EpisodeInput], base: dict[str, A
     """Every episode of one group under one what-if, in order (each round feeds the next); ``avoided``
     are the episodes static membership avoids (used by static what-ifs only)."""
     spec = Spec.parse(spec_text)
+    base = {**base, "whatif": spec_text}  # the report names a row by the what-if asked, not the assignor it ran
     chain_ = Chain(spec)
     rows: list[dict[str, Any]] = []
     for item in items:
