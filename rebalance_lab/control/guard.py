@@ -20,6 +20,7 @@ from __future__ import annotations
 import hmac
 import ipaddress
 from dataclasses import dataclass
+from urllib.parse import parse_qs, unquote
 
 from rebalance_lab.control.http_wire import HttpProblem, HttpRequest
 
@@ -84,10 +85,10 @@ class Guard:
     def _token(self, request: HttpRequest) -> None:
         if self.token is None:
             return
-        scheme, _, given = (request.header("authorization") or "").partition(" ")
+        given = _bearer(request) or _cookie(request) or _page_query(request)
         expected = self.token.encode()
         # compare_digest takes as long for any wrong token of a given length, so timing tells nothing
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode("latin-1"), expected):
+        if given is None or not hmac.compare_digest(given, expected):
             raise HttpProblem(401, "this control endpoint needs 'Authorization: Bearer <token>' (--control-token)",
                               headers=[("WWW-Authenticate", 'Bearer realm="rebalance-lab control"')])
 
@@ -98,3 +99,43 @@ class Guard:
             return
         shown = media or "no Content-Type"
         raise HttpProblem(415, f"a request body must be sent as Content-Type: application/json, not {shown}")
+
+
+# -- where a token may come from ---------------------------------------------------------------------------------------
+# A browser cannot add an Authorization header to the live page's address, its EventSource or its script tags: the
+# page is opened once as /?token=TOKEN, answered with an HttpOnly, SameSite=Strict cookie (as Jupyter does), and
+# the browser sends that cookie with the page's own requests only. Another origin's requests stay refused above.
+
+
+def token_cookie(request: HttpRequest) -> str:
+    """The cookie's name, per port: two emulators on one host keep their own (cookies ignore ports)."""
+    _, port = split_host(request.header("host") or "")
+    return f"rebalance_lab_token_{port or 80}"
+
+
+def _bearer(request: HttpRequest) -> bytes | None:
+    scheme, _, given = (request.header("authorization") or "").partition(" ")
+    return given.strip().encode("latin-1") if scheme.lower() == "bearer" else None
+
+
+def _cookie(request: HttpRequest) -> bytes | None:
+    name = token_cookie(request)
+    for pair in (request.header("cookie") or "").split(";"):
+        key, _, value = pair.strip().partition("=")
+        if key == name:
+            return unquote(value).encode()
+    return None
+
+
+def page_token(request: HttpRequest) -> str | None:
+    """``GET /?token=TOKEN``: the live page's address as ``serve`` prints it."""
+    path, _, query = request.target.partition("?")
+    if request.method != "GET" or path != "/" or not query:
+        return None
+    values = parse_qs(query).get("token")
+    return values[-1] if values else None
+
+
+def _page_query(request: HttpRequest) -> bytes | None:
+    token = page_token(request)
+    return None if token is None else token.encode()

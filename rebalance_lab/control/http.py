@@ -13,8 +13,10 @@ import contextlib
 import logging
 import socket
 from typing import Any
+from urllib.parse import quote
 
-from rebalance_lab.control.guard import Guard, is_loopback_name
+from rebalance_lab.control.events import EventStream
+from rebalance_lab.control.guard import Guard, is_loopback_name, page_token, token_cookie
 from rebalance_lab.control.http_wire import MAX_LINE, HttpProblem, HttpRequest, encode_response, read_request
 from rebalance_lab.control.routes import Router
 
@@ -85,21 +87,37 @@ class ControlServer:
                 return
             if request is None:
                 return
-            writer.write(self._answer(request))
+            answer = self._answer(request)
+            if isinstance(answer, EventStream):  # GET /events: the connection is the stream's until it ends
+                await answer.serve(writer)
+                return
+            writer.write(answer)
             await writer.drain()
             if not request.keep_alive:
                 return
 
-    def _answer(self, request: HttpRequest) -> bytes:
+    def _answer(self, request: HttpRequest) -> bytes | EventStream:
         try:
             self.guard.check(request)
         except HttpProblem as problem:
             log.warning("control request %s %s refused: %s", request.method, request.target[:200], problem)
             return encode_response(problem.status, {"error": str(problem)}, keep_alive=request.keep_alive,
                                    headers=problem.headers)
+        if self.guard.token is not None and page_token(request) is not None:
+            return _remember_token(request, self.guard.token)
         try:
             reply = self.router.handle(request.method, request.target, request.body)
         except Exception as exc:  # never drop the connection silently (STYLE principle 8)
             log.exception("control request %s %s failed", request.method, request.target[:200])
             return encode_response(500, {"error": f"internal error: {exc}"}, keep_alive=request.keep_alive)
+        if isinstance(reply.payload, EventStream):
+            return reply.payload
         return encode_response(reply.status, reply.payload, keep_alive=request.keep_alive, headers=reply.headers)
+
+
+def _remember_token(request: HttpRequest, token: str) -> bytes:
+    """``GET /?token=...`` (already checked): keep the token in a cookie and show the page at ``/``, so the token
+    leaves the address bar and history, and the page's EventSource, script and buttons send it as a cookie."""
+    cookie = f"{token_cookie(request)}={quote(token, safe='')}; Path=/; HttpOnly; SameSite=Strict"
+    return encode_response(303, {"location": "/"}, keep_alive=request.keep_alive,
+                           headers=[("Location", "/"), ("Set-Cookie", cookie), ("Referrer-Policy", "no-referrer")])

@@ -13,7 +13,7 @@ import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
+from typing import Any, NamedTuple
 
 MAX_LINE = 64 * 1024  # the request line, and the reader's buffer limit (asyncio's own default)
 MAX_HEADER_BYTES = 64 * 1024  # all header lines together
@@ -104,10 +104,21 @@ async def read_request(reader: asyncio.StreamReader) -> HttpRequest | None:
     return HttpRequest(method, target, headers, body)
 
 
+class Raw(NamedTuple):
+    """A body that is not JSON (the live page, its script and style sheet)."""
+
+    content_type: str
+    body: bytes
+
+
 def encode_response(status: int, payload: Any, *, keep_alive: bool, headers: Iterable[tuple[str, str]] = ()) -> bytes:
-    """A JSON answer; ``no-store`` and ``nosniff`` so no browser caches it or reads it as anything else."""
-    body = json.dumps(payload, indent=None, default=str).encode() + b"\n"
-    lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", "Content-Type: application/json",
+    """A JSON answer (or a :class:`Raw` one); ``no-store`` and ``nosniff`` so no browser caches it or reads it as
+    anything else."""
+    if isinstance(payload, Raw):
+        body, content_type = payload.body, payload.content_type
+    else:
+        body, content_type = json.dumps(payload, indent=None, default=str).encode() + b"\n", "application/json"
+    lines = [f"HTTP/1.1 {status} {HTTPStatus(status).phrase}", f"Content-Type: {content_type}",
              f"Content-Length: {len(body)}", "Cache-Control: no-store", "X-Content-Type-Options: nosniff",
              *(f"{name}: {value}" for name, value in headers),
              f"Connection: {'keep-alive' if keep_alive else 'close'}"]

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from rebalance_lab.control.live_routes import LiveRoutes
 from rebalance_lab.control.views import any_group_json, brokers_json, groups_json, history_of, offsets_json
 from rebalance_lab.coordinator.classic.admin import AdminError, NotFound
 from rebalance_lab.coordinator.group_service import service_of
@@ -168,7 +169,11 @@ class Router:
     def __init__(self, world: World, advance: Advance) -> None:
         self.world = world
         self.advance = advance
+        self.live = LiveRoutes(world)  # the live page (issue 19)
         self._routes: list[tuple[str, re.Pattern[str], Callable[..., Response]]] = [
+            ("GET", re.compile(r"/"), lambda b: Reply(*self.live.page())),
+            ("GET", re.compile(r"/static/([^/]+)"), self._static),
+            ("GET", re.compile(r"/events"), lambda b: Reply(*self.live.events())),
             ("GET", re.compile(r"/groups"), self._groups),
             ("GET", re.compile(r"/groups/([^/]+)"), self._group),
             ("GET", re.compile(r"/groups/([^/]+)/offsets"), self._offsets),
@@ -259,14 +264,34 @@ class Router:
     def _fault(self, body: Body) -> Response:
         return self._run_fault(body.need_str("kind"), body)
 
+    def _static(self, _b: Body, name: str) -> Response:
+        reply = self.live.static(name)
+        if reply is None:
+            raise HttpError(404, f"no such resource: /static/{name}")
+        return Reply(*reply)
+
     def _advance(self, body: Body) -> Response:
-        ms = body.need_int("ms")
-        if ms < 0:
+        to = body.opt_str("to")
+        if to not in (None, "next_timer"):
+            raise HttpError(400, f"'to' can only be \"next_timer\", not {to!r}")
+        ms = None if to is not None else body.need_int("ms")
+        if ms is not None and ms < 0:
             raise HttpError(400, "'ms' cannot be negative")
         if not self.world.clock.manual:
             raise HttpError(409, "advance needs an emulator on a manual clock (manual_clock=True)")
+        ms = self._next_timer_ms() if ms is None else ms
         self.advance(ms)
-        return 200, {"now_ms": self.world.now_ms()}
+        self.live.feed.touch()  # the page shows the clock
+        return 200, {"now_ms": self.world.now_ms(), "advanced_ms": ms}
+
+    def _next_timer_ms(self) -> int:
+        """``{"to": "next_timer"}``: as far as the earliest pending group timer (the live page's button): a join's
+        delay or timeout, a session, a rebalance timeout. The offsets' retention check (every 10 minutes) is not
+        one a lesson wants to jump to."""
+        deadline = service_of(self.world).next_deadline()
+        if deadline is None:
+            raise HttpError(409, "no group timer is pending")
+        return max(0, deadline - self.world.now_ms())
 
     def _rebalance(self, body: Body, group_id: str) -> Response:
         body.data["group_id"] = group_id

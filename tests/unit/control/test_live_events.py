@@ -1,0 +1,165 @@
+"""The live page's event streams: a bounded queue per browser, resynced when it overflows (issue 19, item 2).
+
+The queue logic is tested on its own; the stream's pump with a fake writer whose ``drain`` never returns (a
+browser that stopped reading), on a running emulator, so the test shows the loop goes on serving meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from rebalance_lab.api import Emulator
+from rebalance_lab.control.events import QUEUE_LIMIT, EventStream, LiveFeed, Subscriber, sse_message
+from rebalance_lab.coordinator.classic.records import GroupCreated
+from tests.control.raw_http import call
+
+
+def test_a_new_stream_starts_with_a_snapshot_then_gets_messages_in_order() -> None:
+    subscriber = Subscriber(limit=3)
+    subscriber.offer(b"lost: the snapshot tells it")
+    assert subscriber.take() is None  # None: send a snapshot
+    subscriber.offer(b"a")
+    subscriber.offer(b"b")
+    assert [subscriber.take(), subscriber.take()] == [b"a", b"b"]
+    assert not subscriber.pending
+
+
+def test_a_full_queue_is_dropped_for_one_resync_and_never_grows_past_its_limit() -> None:
+    woken: list[int] = []
+    subscriber = Subscriber(limit=3, wake=lambda: woken.append(1))
+    assert subscriber.take() is None
+    for i in range(10):
+        subscriber.offer(f"m{i}".encode())
+        assert len(subscriber.queue) <= 3
+    assert subscriber.resyncs == 1 and subscriber.resync
+    assert subscriber.take() is None  # the snapshot replaces everything dropped
+    subscriber.offer(b"next")
+    assert subscriber.take() == b"next"
+    assert len(woken) == 11
+
+
+def test_an_event_is_one_data_line_of_json() -> None:
+    message = sse_message("group", {"id": "g", "html": "<p>\n two lines</p>"})
+    lines = message.decode().split("\n")
+    assert lines[0] == "event: group" and lines[1].startswith("data: ") and lines[2:] == ["", ""]
+    assert json.loads(lines[1].removeprefix("data: "))["html"] == "<p>\n two lines</p>"
+
+
+class StalledWriter:
+    """A browser that read the response head and the first snapshot, then nothing: later drains wait forever."""
+
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.unblock = asyncio.Event()
+        self.drains = 0
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+    async def drain(self) -> None:
+        self.drains += 1
+        if self.drains > 1:
+            await self.unblock.wait()
+
+
+@pytest.fixture
+async def emu() -> AsyncIterator[Emulator]:
+    async with Emulator(control_port=0, manual_clock=True) as running:
+        yield running
+
+
+async def test_a_stalled_browser_holds_one_bounded_queue_and_not_the_loop(emu: Emulator) -> None:
+    world = emu.server.world
+    feed = LiveFeed.install(world)
+    writer = StalledWriter()
+    stream = asyncio.create_task(EventStream(feed).serve(writer))  # type: ignore[arg-type]
+    while len(writer.written) < 2:  # the head, then the first snapshot; its drain now waits forever
+        await asyncio.sleep(0)
+    (subscriber,) = feed.subscribers
+    for i in range(20 * QUEUE_LIMIT):
+        feed.on_record(GroupCreated(f"g{i}", world.now_ms(), "join"))
+        if i % 50 == 0:
+            await asyncio.sleep(0)  # the loop runs on: each batch is rendered and offered
+    await asyncio.sleep(0)
+    assert len(subscriber.queue) <= QUEUE_LIMIT
+    assert subscriber.resyncs >= 1
+    assert len(writer.written) == 3  # the head, the snapshot, the one frame whose drain never ends
+    assert emu.control_url is not None
+    assert (await _get(emu.control_url, "/groups"))[0] == 200  # the endpoint serves others meanwhile
+    writer.unblock.set()
+    while len(writer.written) < 4:
+        await asyncio.sleep(0)
+    assert writer.written[3].startswith(b"event: snapshot\n")  # what it missed, as one snapshot
+    stream.cancel()
+    await asyncio.gather(stream, return_exceptions=True)
+    assert not feed.subscribers
+
+
+# -- over HTTP ---------------------------------------------------------------------------------------------------
+
+
+async def _get(url: str, path: str, headers: dict[str, str] | None = None) -> tuple[int, dict[str, str], bytes]:
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    reader, writer = await asyncio.open_connection(host, int(port))
+    fields = {"Host": f"{host}:{port}", **(headers or {})}
+    head = "".join(f"{k}: {v}\r\n" for k, v in fields.items())
+    writer.write(f"GET {path} HTTP/1.1\r\n{head}Connection: close\r\n\r\n".encode())
+    raw = await reader.readuntil(b"\r\n\r\n")
+    lines = raw.decode("latin-1").split("\r\n")
+    got = {n.lower(): v.strip() for n, _, v in (line.partition(":") for line in lines[1:] if line)}
+    body = await reader.readexactly(int(got["content-length"])) if "content-length" in got else b""
+    if got.get("content-type") == "text/event-stream":
+        body = await reader.readuntil(b"\n\n")
+    writer.close()
+    return int(lines[0].split()[1]), got, body
+
+
+async def test_the_page_its_assets_and_its_stream_are_served_with_a_strict_policy(emu: Emulator) -> None:
+    url = emu.control_url
+    assert url is not None
+    status, headers, body = await _get(url, "/")
+    assert status == 200 and headers["content-type"].startswith("text/html")
+    assert "frame-ancestors 'none'" in headers["content-security-policy"] and headers["x-frame-options"] == "DENY"
+    assert b'<script src="/static/live.js"' in body and b"no groups yet" in body
+    status, headers, body = await _get(url, "/static/live.js")
+    assert status == 200 and headers["content-type"].startswith("text/javascript") and b"EventSource" in body
+    assert (await _get(url, "/static/..%2Fhttp.py"))[0] == 404
+    status, headers, body = await _get(url, "/events")
+    assert status == 200 and body.startswith(b"event: snapshot\ndata: ")
+
+
+async def test_advance_to_the_next_timer_needs_one_pending_and_a_known_target(emu: Emulator) -> None:
+    url = emu.control_url
+    assert url is not None
+    assert (await call(url, "POST", "/advance", body={"to": "the end"})).status == 400
+    answer = await call(url, "POST", "/advance", body={"to": "next_timer"})
+    assert answer.status == 409 and "no group timer" in answer.error
+
+
+@pytest.fixture
+async def guarded() -> AsyncIterator[Emulator]:
+    async with Emulator(control_port=0, control_token="s3cret") as running:
+        yield running
+
+
+async def test_the_page_address_with_the_token_sets_a_strict_cookie_that_the_page_and_stream_use(
+    guarded: Emulator,
+) -> None:
+    url = guarded.control_url
+    assert url is not None
+    assert (await _get(url, "/"))[0] == 401
+    assert (await _get(url, "/?token=wrong"))[0] == 401
+    assert (await _get(url, "/events?token=s3cret"))[0] == 401  # only the page's address takes the token
+    status, headers, _ = await _get(url, "/?token=s3cret")
+    assert status == 303 and headers["location"] == "/"
+    cookie = headers["set-cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+    pair = cookie.split(";", 1)[0]
+    assert (await _get(url, "/", {"Cookie": pair}))[0] == 200
+    status, _, body = await _get(url, "/events", {"Cookie": pair})
+    assert status == 200 and body.startswith(b"event: snapshot")
+    assert (await _get(url, "/events", {"Cookie": pair, "Origin": "http://evil.example"}))[0] == 403
