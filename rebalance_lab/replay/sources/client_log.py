@@ -67,7 +67,7 @@ from typing import Any
 
 from rebalance_lab.replay.events import SCHEMA_VERSION, EventError, parse_tp
 from rebalance_lab.replay.sources import Format, SourceContext, register
-from rebalance_lab.replay.sources.broker_log import LocalClock, evidence, first_head, is_continuation, starts_json
+from rebalance_lab.replay.sources._log4j import LocalClock, evidence, first_head, is_continuation, starts_json
 from rebalance_lab.replay.sources.dump_log import is_dump_line
 
 FORMAT_NAME = "client-log"
