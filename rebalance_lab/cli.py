@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 from rebalance_lab.config import JOIN_RACES, ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
+from rebalance_lab.observe.diagram_cli import add_diagram_parser, run_diagram
+from rebalance_lab.play_cli import add_play_parser, run_play
 from rebalance_lab.replay.cli import add_replay_parser, run_replay
 from rebalance_lab.security import options as security_options
 from rebalance_lab.security.additional import bootstrap_of
@@ -218,6 +220,8 @@ def build_parser() -> _Parser:
     _add_diff(sub)
     _add_export(sub)
     add_replay_parser(sub)
+    add_diagram_parser(sub)
+    add_play_parser(sub)
     return parser
 
 
@@ -236,7 +240,7 @@ def _add_diff(sub: argparse._SubParsersAction[_Parser]) -> None:
         "Exit status: 0 same, 1 different, 2 usage error. The broker must run with the scenario's "
         "initial_rebalance_delay_ms and min_session_timeout_ms.",
     )
-    diff.add_argument("scenario", metavar="SCENARIO", help="a scenario file (.yaml)")
+    diff.add_argument("scenario", metavar="SCENARIO", help="a scenario file (.yaml) or a packaged scenario's name")
     diff.add_argument("--against", required=True, type=_host_port, metavar="HOST:PORT",
                       help="the bootstrap address of the broker to compare with")
     diff.add_argument("--flavor", choices=[f.value for f in Flavor], default=Flavor.KAFKA_4.value,
@@ -248,9 +252,10 @@ def _diff(args: argparse.Namespace) -> int:
     import yaml
 
     from rebalance_lab.scenarios import ScenarioError, compare, load_scenario
+    from rebalance_lab.scenarios.library import find
 
     try:
-        scenario = load_scenario(args.scenario)
+        scenario = load_scenario(find(args.scenario))
     except (OSError, ScenarioError, ValueError, yaml.YAMLError) as exc:
         print(f"rebalance-lab: error: cannot load scenario {args.scenario}: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -427,6 +432,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _export(args)
     if args.command == "replay":
         return run_replay(args)
+    if args.command == "diagram":
+        return run_diagram(args)
+    if args.command == "play":
+        return run_play(args)
     return EXIT_USAGE
 
 

@@ -36,6 +36,7 @@ _SETTLES = frozenset({"JOIN_COMPLETE", "SYNC_LEADER_ASSIGNMENT", "GENERATION_SNA
 _CAUSES = frozenset({"MEMBER_JOIN_REQUEST", "MEMBER_JOINED", "MEMBER_LEFT", "MEMBER_SESSION_EXPIRED",
                      "PENDING_MEMBER_EXPIRED", "K848_MEMBER_LEFT", "K848_MEMBER_FENCED", "FAULT_INJECTED"})
 _UUID_TAIL = re.compile(r"-([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+_UUIDS = re.compile(r"-([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,7 @@ class _GroupState:
         self.before_rebalance: set[str] = set()  # members when the open rebalance started
         self.rejoined: set[str] = set()  # members that sent a JoinGroup since it started
         self.open = False  # a classic rebalance is under way (PreparingRebalance)
+        self.notified: set[str] = set()  # members whose REBALANCE_IN_PROGRESS heartbeat answer is recorded
         self.current = Generation(0)
         self.tail: list[tuple[Mapping[str, Any], list[Step]]] = []  # rows after the generation settled
 
@@ -189,7 +191,7 @@ class SequenceBuilder:
         state.sequence.generations.append(generation)
         state.current = generation
         state.before_rebalance = set(state.members)
-        state.rejoined = set()
+        state.rejoined, state.notified = set(), set()
         tail, state.tail = state.tail, []
         for _, steps in tail:
             self._place(state, steps)
@@ -273,13 +275,35 @@ def _join_request(state: _GroupState, row: Mapping[str, Any]) -> list[Step]:
         return [Message(seq, ts, member, COORDINATOR, "JoinGroup", f"JoinGroup member_id='' {_offers(row)}"),
                 Message(seq, ts, COORDINATOR, member, "JoinGroup", "MEMBER_ID_REQUIRED (KIP-394)", reply=True)]
     steps: list[Step] = []
-    if state.open and member in state.before_rebalance and member not in state.rejoined:
+    if state.open and member in state.before_rebalance and member not in state.rejoined | state.notified:
         steps += [Message(seq, ts, member, COORDINATOR, "Heartbeat", "Heartbeat", inferred=True),
                   Message(seq, ts, COORDINATOR, member, "Heartbeat", "REBALANCE_IN_PROGRESS", reply=True,
                           inferred=True)]
     state.rejoined.add(member)
     changed = " (changed)" if row.get("reason_code") == "member_metadata_change" else ""
     return [*steps, Message(seq, ts, member, COORDINATOR, "JoinGroup", f"JoinGroup {_offers(row)}{changed}")]
+
+
+def _refused(state: _GroupState, row: Mapping[str, Any]) -> list[Step]:
+    seq, ts = _seq(row)
+    member = _member(state, row) if row.get("member_id") else f"refused:{row.get('client_id')}"
+    state.labels.setdefault(member, str(row.get("client_id") or "?"))
+    group = f" (the group offers [{row['raw'].replace(',', ', ')}])" if row.get("raw") else ""
+    return [Message(seq, ts, member, COORDINATOR, "JoinGroup", f"JoinGroup {_offers(row)}"),
+            Message(seq, ts, COORDINATOR, member, "JoinGroup", f"{row.get('reason_code')}{group}", reply=True)]
+
+
+def _notified(state: _GroupState, row: Mapping[str, Any]) -> list[Step]:
+    seq, ts = _seq(row)
+    member = _member(state, row)
+    state.notified.add(member)
+    return [Message(seq, ts, member, COORDINATOR, "Heartbeat", "Heartbeat"),
+            Message(seq, ts, COORDINATOR, member, "Heartbeat", "REBALANCE_IN_PROGRESS", reply=True)]
+
+
+def _delay_extended(state: _GroupState, row: Mapping[str, Any]) -> list[Step]:
+    seq, ts = _seq(row)
+    return [Note(seq, ts, (COORDINATOR,), str(row.get("reason_raw") or "initial delay extended"))]
 
 
 def _joined(state: _GroupState, row: Mapping[str, Any]) -> list[Step]:
@@ -312,7 +336,7 @@ def _replaced(state: _GroupState, row: Mapping[str, Any]) -> list[Step]:
 def _prepare(state: _GroupState, row: Mapping[str, Any]) -> list[Step]:
     seq, ts = _seq(row)
     state.open = True
-    reason = row.get("reason_raw") or row.get("reason_code") or ""
+    reason = _UUIDS.sub(r"-\1", str(row.get("reason_raw") or row.get("reason_code") or ""))
     return [Note(seq, ts, (COORDINATOR,), f"PreparingRebalance for generation {row.get('generation')}: {reason}")]
 
 
@@ -467,5 +491,6 @@ _RULES = {
     "PENDING_MEMBER_EXPIRED": _pending_expired, "MEMBERS_DROPPED_NOT_REJOINED": _dropped, "GROUP_EMPTY": _empty,
     "GROUP_DEAD": _dead, "GROUP_LOADED": _loaded, "FAULT_INJECTED": _fault, "K848_EPOCH_BUMP": _epoch_bump,
     "K848_TARGET_COMPUTED": _target, "K848_MEMBER_STATE": _member_state, "K848_MEMBER_LEFT": _consumer_left,
-    "K848_MEMBER_FENCED": _fenced,
+    "K848_MEMBER_FENCED": _fenced, "MEMBER_JOIN_REFUSED": _refused, "MEMBER_REBALANCE_NOTIFIED": _notified,
+    "REBALANCE_DELAY_EXTENDED": _delay_extended,
 }

@@ -32,9 +32,9 @@ _MAIN_ARGUMENT = {"describe": "groups", "delete": "groups", "wait_ms": "ms", "fi
                   "create_partitions": "topic", "delete_topic": "topic", "api_versions": "keys"}
 _MEMBER_KEYS = frozenset({"client_id", "group", "protocols", "group_instance_id", "instance_id", "protocol_type",
                           "session_timeout_ms", "rebalance_timeout_ms", "join_version", "topics"})
-_SCENARIO_KEYS = frozenset({"name", "description", "group", "members", "steps", "topics", "versions", "defaults",
-                            "initial_rebalance_delay_ms", "min_session_timeout_ms", "stagger_ms", "settle_ms",
-                            "timeout_ms", "unique_names", "consumers", "broker", "requires", "flavors"})
+_SCENARIO_KEYS = frozenset({"name", "description", "lesson", "group", "members", "steps", "topics", "versions",
+                            "defaults", "initial_rebalance_delay_ms", "min_session_timeout_ms", "stagger_ms",
+                            "settle_ms", "timeout_ms", "unique_names", "consumers", "broker", "requires", "flavors"})
 
 
 def load_scenario(source: str | Path | Mapping[str, Any] | Scenario) -> Scenario:

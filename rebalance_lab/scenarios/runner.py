@@ -109,7 +109,7 @@ class ScenarioRun:
         flights = []
         for i, out in enumerate(outgoing):
             if i and self.scenario.stagger_ms:
-                await asyncio.sleep(self.scenario.stagger_ms / 1000)
+                await self._pause(self.scenario.stagger_ms)
             flights.append(await self._send(out))
         await self._settle(step, record, flights)
 
@@ -124,7 +124,7 @@ class ScenarioRun:
             self._park(flights)
             return
         if step.wait == "parked":
-            await asyncio.sleep(self.scenario.settle_ms / 1000)
+            await self._pause(self.scenario.settle_ms)
             self._park([f for f in flights if not f.future.done()])
             record.entries.extend(self._entry(f) if f.future.done() else self._mark(f, PARKED) for f in flights)
             return
@@ -170,7 +170,12 @@ class ScenarioRun:
         record.entries.extend(self._entry(f) for f in flights)
 
     async def _wait_ms(self, step: Step, record: StepRecord) -> None:
-        await asyncio.sleep(int(step.options.get("ms", 0)) / 1000)
+        await self._pause(int(step.options.get("ms", 0)))
+
+    async def _pause(self, ms: int) -> None:
+        """The scenario's own time passing (stagger, settle, ``wait_ms``): a real wait here; ``play`` moves a
+        manual clock instead."""
+        await asyncio.sleep(ms / 1000)
 
     async def _topic_step(self, step: Step, record: StepRecord) -> None:
         record.entries.append(await topic_steps.STEPS[step.action](self.session, self.ctx, step))

@@ -11,9 +11,10 @@ from typing import Any
 import pytest
 
 from rebalance_lab.cli import main
+from rebalance_lab.scenarios.library import LIBRARY
 
 EXE = str(Path(sys.executable).with_name("rebalance-lab"))
-SCENARIOS = Path(__file__).resolve().parents[1] / "scenarios"
+SCENARIOS = LIBRARY
 
 
 def _diff(*args: str) -> subprocess.CompletedProcess[str]:

@@ -1,4 +1,4 @@
-"""The KIP-848 scenarios (tests/scenarios/kip848/*.yaml) against the emulator and a real broker.
+"""The KIP-848 scenarios (rebalance_lab/scenarios/library/kip848/*.yaml) against the emulator and a real broker.
 
 Each scenario is written for Kafka 4.4.0 (``flavors: ["3"]`` marks the one for a default 3.9
 broker); its ``expect`` clauses hold what the real broker answered, and the differential test
@@ -16,9 +16,10 @@ import pytest
 
 from rebalance_lab.config import Flavor
 from rebalance_lab.scenarios import broker_settings, compare_async, load_scenario, run_on_emulator
+from rebalance_lab.scenarios.library import LIBRARY
 from rebalance_lab.scenarios.model import Scenario
 
-SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "scenarios" / "kip848").glob("*.yaml"))
+SCENARIOS = sorted((LIBRARY / "kip848").glob("*.yaml"))
 
 # Differences from the real broker the emulator does not reproduce yet: scenario -> reason.
 # Strict: a fix makes the test XPASS, and the entry must go.

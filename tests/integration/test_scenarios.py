@@ -25,8 +25,9 @@ from rebalance_lab.scenarios import (
     run_on_emulator,
     run_scenario_async,
 )
+from rebalance_lab.scenarios.library import LIBRARY
 
-SCENARIOS = sorted((Path(__file__).resolve().parents[1] / "scenarios").glob("*.yaml"))
+SCENARIOS = sorted(LIBRARY.glob("*.yaml"))  # the classic-group scenarios (KIP-848 ones are in kip848/)
 _ACTION_APIS = {"join": 11, "sync": 14, "heartbeat": 12, "leave": 13, "leave_batch": 13, "commit": 8,
                 "fetch": 9, "describe": 15, "list": 16, "delete": 42, "find_coordinator": 10}
 _SERVED = set(load_handlers())

@@ -18,10 +18,11 @@ from rebalance_lab.scenarios.compare import emulator_config
 from rebalance_lab.scenarios.consumer_actions import cg_heartbeat
 from rebalance_lab.scenarios.consumer_model import epoch_value
 from rebalance_lab.scenarios.context import RunContext
+from rebalance_lab.scenarios.library import LIBRARY
 from rebalance_lab.scenarios.loader import scenario_from_dict
 from rebalance_lab.scenarios.normalise import Identities, Normaliser
 
-KIP848 = Path(__file__).resolve().parents[2] / "scenarios" / "kip848"
+KIP848 = LIBRARY / "kip848"
 FOO = uuid.UUID("00000000-0000-0000-0000-0000000000f0")
 
 

@@ -13,13 +13,14 @@ import pytest
 from rebalance_lab.clients.assignors.types import Assignment, TopicPartition
 from rebalance_lab.protocol import consumer_protocol as cp
 from rebalance_lab.scenarios import ScenarioBuilder, ScenarioError, Transcript, diff_transcripts, load_scenario
+from rebalance_lab.scenarios.library import LIBRARY
 from rebalance_lab.scenarios.loader import scenario_from_dict
 from rebalance_lab.scenarios.normalise import Identities, Normaliser, assignment_text
 from rebalance_lab.scenarios.requests import assignment_bytes, protocol_metadata
 from rebalance_lab.scenarios.transcript import Entry, StepRecord
 from rebalance_lab.scenarios.verify import check_expectations, primary_error
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "scenarios"
+SCENARIOS = LIBRARY
 
 
 @pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.yaml")), ids=lambda p: p.stem)
