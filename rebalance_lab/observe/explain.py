@@ -163,6 +163,7 @@ class RebalanceStory:
     shares: list[Share] = field(default_factory=list)
     withheld: frozenset[TP] = frozenset()
     moved: frozenset[TP] = frozenset()  # partitions whose holder changed since the previous generation
+    released: frozenset[TP] = frozenset()  # partitions the previous round withheld, given out now
     completed_ms: int | None = None
 
     @property
@@ -191,7 +192,8 @@ class RebalanceStory:
             "shares": [{"member_id": s.member_id, "owned": tps(s.owned), "before": tps(s.before),
                         "assigned": tps(s.assigned), "revoked": tps(s.revoked), "gained": tps(s.gained)}
                        for s in self.shares],
-            "withheld": tps(self.withheld), "moved": tps(self.moved), "completed_ms": self.completed_ms,
+            "withheld": tps(self.withheld), "moved": tps(self.moved), "released": tps(self.released),
+            "completed_ms": self.completed_ms,
         }
 
 
@@ -463,6 +465,7 @@ def _assigned(g: GroupStories, rec: r.GroupRecord) -> list[Told]:
                     for m, data in rec.assignments]
     given = frozenset().union(*(s.assigned for s in story.shares))
     story.withheld = frozenset().union(*(s.revoked for s in story.shares)) - given
+    story.released = g.pending_withheld & given
     g.pending_withheld = story.withheld
     story.moved = _moved(g.assignment, story.shares)
     g.assignment = {s.member_id: s.assigned for s in story.shares}

@@ -127,8 +127,10 @@ def _replaced(told: Told) -> list[Line]:
 
 
 _REFUSALS = {
+    # ClassicGroup.supportsProtocols: the joiner's type must be the group's and one of its protocols must be
+    # offered by every member; an empty group only needs a type and one protocol.
     "INCONSISTENT_GROUP_PROTOCOL": "a joiner must offer the group's protocol type and at least one protocol "
-                                   "every member offers",
+                                   "that every member offers",
     "GROUP_MAX_SIZE_REACHED": "the group already has group.max.size members",
     "UNKNOWN_MEMBER_ID": "that member id is not in the group (it was removed); the client must join anew",
     "FENCED_INSTANCE_ID": "its group.instance.id now belongs to a newer member id",
@@ -139,10 +141,11 @@ def _refused(told: Told) -> list[Line]:
     n = told[0]
     who = f"member {short(n.member_id)}" if n.member_id else f"client {n.client_id or '-'} (new member)"
     out = [Line(f"join refused with {n.error}: {who} offers [{', '.join(n.protocols)}]", "bad")]
-    why = _REFUSALS.get(n.error or "", "the group is not changed")
-    if n.error == "INCONSISTENT_GROUP_PROTOCOL":
-        why += f"; every member offers {{{', '.join(n.group_protocols)}}}" if n.group_protocols else \
-            "; the group is empty but the request names no protocol or type"
+    why = _REFUSALS.get(n.error or "", "the coordinator refused it")
+    if n.error == "INCONSISTENT_GROUP_PROTOCOL" and n.group_protocols:
+        why = f"every member offers {{{', '.join(n.group_protocols)}}} and a joiner must share one of them"
+    elif n.error == "INCONSISTENT_GROUP_PROTOCOL" and n.cause == "Empty":
+        why = "even an empty group needs a protocol type and at least one protocol"
     out.append(Line(why + "; the group is not changed", row=True))
     return out
 
@@ -249,8 +252,8 @@ def _generation(told: Told) -> list[Line]:
         out.append(Line(f"  {short(b.member_id):<{width}}  {prefs}", row=True))
     out.append(Line(f"candidates (offered by every member): {', '.join(sorted(story.candidates))}", row=True))
     votes = ", ".join(f"{name} {count}" for name, count in story.tally)
-    counts = " to ".join(str(count) for _, count in story.tally)
-    out.append(Line(f"votes: {votes}: {story.winner} wins {counts}", row=True))
+    counts = " " + " to ".join(str(count) for _, count in story.tally) if len(story.tally) > 1 else ""
+    out.append(Line(f"votes: {votes}: {story.winner} wins{counts}", row=True))
     if story.tie is not None:
         out.append(Line(f"tie between {', '.join(sorted(story.tie.tied))}: {story.tie.rule}", row=True))
     out.append(Line(_leader(story), row=True))
@@ -280,8 +283,8 @@ def _assigned(told: Told) -> list[Line]:
     if story.withheld:
         out.append(Line(f"withheld: {tps_text(story.withheld)} (revoked, given to nobody yet: the members that "
                         "revoked them rejoin for round 2)", row=True))
-    elif story.round == 2:
-        out.append(Line("round 2 done: the withheld partitions are given out", row=True))
+    elif story.released:
+        out.append(Line(f"round 2 done: the withheld {tps_text(story.released)} are given out", row=True))
     return out
 
 
