@@ -220,6 +220,11 @@ class GroupCoordinator:
     def groups(self) -> list[GroupView]:
         return [group_view(g) for g in self._core.groups.values()]
 
+    def check_counts(self) -> None:
+        """Raise when a group's kept counts differ from a scan of its members (the tests call this often)."""
+        for group in self._core.groups.values():
+            group.check_tally()
+
     # -- timers ---------------------------------------------------------------------------
 
     def next_deadline(self) -> int | None:

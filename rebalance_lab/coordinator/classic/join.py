@@ -223,8 +223,6 @@ def update_member(member: Member, inp: JoinGroupInput, token: Hashable) -> None:
     A member that is already parked has its old handle overwritten: that earlier
     request never gets an answer (trap §16.10).
     """
-    member.protocols = inp.protocols
-    member.rebalance_timeout_ms = inp.rebalance_timeout_ms
-    member.session_timeout_ms = inp.session_timeout_ms
-    member.awaiting_join = token  # the per-protocol counts are derived from the members
+    member.update(inp.protocols, inp.rebalance_timeout_ms, inp.session_timeout_ms)  # the group's counts follow
+    member.park_join(token)
 

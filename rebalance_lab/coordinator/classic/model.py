@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
 from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator.classic.messages import ProtocolEntry
@@ -28,9 +29,28 @@ class Member:
     protocol_type: str
     protocols: tuple[ProtocolEntry, ...]
     assignment: bytes = b""
-    awaiting_join: Hashable | None = None  # the token of the parked JoinGroup
+    awaiting_join: Hashable | None = None  # the token of the parked JoinGroup (set it with park_join)
     awaiting_sync: Hashable | None = None  # the token of the parked SyncGroup
     is_new: bool = False
+    # The counts of the group holding this member, kept as the member changes (None while in no group).
+    tally: Tally | None = field(default=None, repr=False, compare=False)
+
+    def park_join(self, token: Hashable | None) -> None:
+        """Park (or, with None, answer) this member's JoinGroup; the group's awaiting count follows."""
+        if self.tally is not None:
+            self.tally.awaiting += (token is not None) - (self.awaiting_join is not None)
+        self.awaiting_join = token
+
+    def update(self, protocols: tuple[ProtocolEntry, ...], rebalance_timeout_ms: int,
+               session_timeout_ms: int) -> None:
+        """``CG.updateMember``'s field changes, with the group's protocol counts and timeouts kept."""
+        tally = self.tally
+        if tally is not None:
+            tally.count(self, -1)
+        self.protocols, self.rebalance_timeout_ms = protocols, rebalance_timeout_ms
+        self.session_timeout_ms = session_timeout_ms
+        if tally is not None:
+            tally.count(self, 1)
 
     def matches(self, protocols: tuple[ProtocolEntry, ...]) -> bool:
         """Same names in the same order with byte-identical metadata (``CGM.matches``)."""
@@ -50,6 +70,41 @@ class Member:
         return self.awaiting_join is not None or self.awaiting_sync is not None
 
 
+class Tally:
+    """A group's counts over its members, kept as members come, go and change (Java ``ClassicGroup`` keeps
+    ``numMembersAwaitingJoinResponse`` and ``supportedProtocols`` the same way), so no JoinGroup scans the group."""
+
+    __slots__ = ("awaiting", "protocols", "timeouts")
+
+    def __init__(self) -> None:
+        self.awaiting = 0  # members with a parked JoinGroup
+        self.protocols: dict[str, int] = {}  # per listed entry, so a member's own current list counts too
+        self.timeouts: dict[int, int] = {}  # rebalance timeout -> how many members have it
+
+    def count(self, member: Member, sign: int) -> None:
+        for protocol in member.protocols:
+            self._bump(self.protocols, protocol.name, sign)
+        self._bump(self.timeouts, member.rebalance_timeout_ms, sign)
+
+    @staticmethod
+    def _bump(counts: dict[Any, int], key: Any, sign: int) -> None:
+        value = counts.get(key, 0) + sign
+        if value:
+            counts[key] = value
+        else:
+            del counts[key]
+
+    def attach(self, member: Member) -> None:
+        member.tally = self
+        self.count(member, 1)
+        self.awaiting += member.awaiting_join is not None
+
+    def detach(self, member: Member) -> None:
+        self.count(member, -1)
+        self.awaiting -= member.awaiting_join is not None
+        member.tally = None
+
+
 @dataclass
 class Group:
     group_id: str
@@ -66,9 +121,11 @@ class Group:
     pending_sync: set[str] = field(default_factory=set)
     new_member_added: bool = False
     members: OrderedMembers[Member] = field(init=False)
+    tally: Tally = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.members = OrderedMembers(self.flavor)
+        self.tally = Tally()
 
     # -- state -------------------------------------------------------------------------
 
@@ -84,10 +141,10 @@ class Group:
     # -- derived values (§3.3) -----------------------------------------------------------
 
     def rebalance_timeout_ms(self) -> int:
-        return max((m.rebalance_timeout_ms for m in self.members.values()), default=0)
+        return max(self.tally.timeouts, default=0)  # distinct timeouts: a handful, whatever the group's size
 
     def num_awaiting_join(self) -> int:
-        return sum(1 for m in self.members.values() if m.awaiting_join is not None)
+        return self.tally.awaiting
 
     def has_all_members_joined(self) -> bool:
         return len(self.members) == self.num_awaiting_join() and not self.pending_join
@@ -97,11 +154,7 @@ class Group:
 
     def protocol_counts(self) -> dict[str, int]:
         """``supportedProtocols``: per listed entry, so a member's own current list counts too."""
-        counts: dict[str, int] = {}
-        for member in self.members.values():
-            for protocol in member.protocols:
-                counts[protocol.name] = counts.get(protocol.name, 0) + 1
-        return counts
+        return self.tally.protocols
 
     def supports_protocols(self, protocol_type: str, names: list[str]) -> bool:
         if self.state is GroupState.EMPTY:
@@ -125,12 +178,26 @@ class Group:
             self.protocol_type = member.protocol_type
         if self.leader_id is None:
             self.leader_id = member.member_id
+        old = self.members.get(member.member_id)
+        if old is not None:
+            self.tally.detach(old)
         self.members.put(member.member_id, member)
+        self.tally.attach(member)
         self.pending_join.discard(member.member_id)
+
+    def replace_member(self, old_id: str, new: Member) -> None:
+        """A static member's new id takes the old one's place (the old is removed, the new added last)."""
+        old = self.members.pop(old_id)
+        if old is not None:
+            self.tally.detach(old)
+        self.members.put(new.member_id, new)
+        self.tally.attach(new)
 
     def remove(self, member_id: str) -> Member | None:
         """Drop a member (or a pending id); a removed leader hands over to the first key (§3.5)."""
         member = self.members.pop(member_id)
+        if member is not None:
+            self.tally.detach(member)
         instance_id = member.group_instance_id if member is not None else None
         if instance_id is not None and self.static_members.get(instance_id) == member_id:
             del self.static_members[instance_id]
@@ -139,6 +206,19 @@ class Group:
         self.pending_join.discard(member_id)
         self.pending_sync.discard(member_id)
         return member
+
+    def check_tally(self) -> None:
+        """Raise when the kept counts differ from a full scan (the tests call this after every step)."""
+        scan = Tally()
+        for member in self.members.values():
+            scan.count(member, 1)
+            scan.awaiting += member.awaiting_join is not None
+            if member.tally is not self.tally:
+                raise AssertionError(f"member {member.member_id} is not counted by its group {self.group_id}")
+        kept = (self.tally.awaiting, self.tally.protocols, self.tally.timeouts)
+        if kept != (scan.awaiting, scan.protocols, scan.timeouts):
+            raise AssertionError(f"group {self.group_id}: kept counts {kept} != scanned "
+                                 f"{(scan.awaiting, scan.protocols, scan.timeouts)}")
 
     def validate_member(self, member_id: str, group_instance_id: str | None) -> ErrorCode:
         """``CG.validateMember``: instance unknown 25, instance fenced 82, then member unknown 25."""

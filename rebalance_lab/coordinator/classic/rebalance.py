@@ -50,7 +50,7 @@ def cancel_heartbeat(core: Core, group: Group, member_id: str) -> None:
 def complete_join_future(fx: Effects, member: Member, result: JoinGroupResult) -> None:
     if member.awaiting_join is not None:
         fx.reply(member.awaiting_join, result)
-        member.awaiting_join = None
+        member.park_join(None)
 
 
 def complete_sync_future(fx: Effects, member: Member, result: SyncGroupResult) -> None:

@@ -41,10 +41,8 @@ def replace_static_member(core: Core, fx: Effects, group: Group, now_ms: int, in
     new = _swap(fx, group, old_id, new_id)
     cancel_heartbeat(core, group, old_id)
     schedule_heartbeat(core, group, new_id, now_ms, new.session_timeout_ms)  # the copied timeout
-    new.protocols = inp.protocols
-    new.rebalance_timeout_ms = inp.rebalance_timeout_ms
-    new.session_timeout_ms = inp.session_timeout_ms
-    new.awaiting_join = token
+    new.update(inp.protocols, inp.rebalance_timeout_ms, inp.session_timeout_ms)
+    new.park_join(token)
     fx.record(StaticMemberReplaced(group.group_id, now_ms, instance_id, old_id, new_id,
                                    tuple((p.name, p.metadata) for p in inp.protocols), group.generation_id,
                                    group.leader_id))
@@ -62,9 +60,8 @@ def _swap(fx: Effects, group: Group, old_id: str, new_id: str) -> Member:
     old = group.members[old_id]
     complete_join_future(fx, old, JoinGroupResult(ErrorCode.FENCED_INSTANCE_ID, member_id=old_id))
     complete_sync_future(fx, old, SyncGroupResult(ErrorCode.FENCED_INSTANCE_ID))
-    new = replace(old, member_id=new_id, awaiting_join=None, awaiting_sync=None, is_new=False)
-    group.members.pop(old_id)
-    group.members.put(new_id, new)
+    new = replace(old, member_id=new_id, awaiting_join=None, awaiting_sync=None, is_new=False, tally=None)
+    group.replace_member(old_id, new)
     if group.leader_id == old_id:
         group.leader_id = new_id
     assert new.group_instance_id is not None

@@ -35,6 +35,7 @@ from rebalance_lab.coordinator.classic.messages import (
     SyncGroupResult,
 )
 from rebalance_lab.coordinator.classic.view import GroupView
+from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.protocol.errors import ErrorCode
 from tests.support.effects_log import EffectsLog
 
@@ -82,6 +83,10 @@ class GroupContext(EffectsLog[Result]):
         token = self.next_token()
         self._apply(getattr(self.coordinator, method)(self.now, inp, token))
         return Call(self, token)
+
+    def _apply(self, fx: Effects) -> None:
+        super()._apply(fx)
+        self.coordinator.check_counts()  # every step of every test also checks the kept counts against a scan
 
     def sleep(self, ms: int) -> None:
         self.now += ms

@@ -13,12 +13,14 @@ from rebalance_lab.coordinator.classic.state import GroupState
 from .group_context import GroupContext
 
 S = GroupState
+REBALANCE_MS = [10_000, 4_000, 20_000]  # different timeouts: the group's kept maximum must follow them
 NAMES = [("range",), ("range", "roundrobin"), ("roundrobin", "range"), ("sticky", "range")]
 
 op = st.one_of(
     st.tuples(st.just("join_new"), st.sampled_from([3, 4, 9]), st.sampled_from([None, "i1", "i2"]),
-              st.sampled_from(range(len(NAMES)))),
-    st.tuples(st.just("rejoin"), st.integers(0, 7), st.sampled_from(range(len(NAMES)))),
+              st.sampled_from(range(len(NAMES))), st.sampled_from(REBALANCE_MS)),
+    st.tuples(st.just("rejoin"), st.integers(0, 7), st.sampled_from(range(len(NAMES))),
+              st.sampled_from(REBALANCE_MS)),
     st.tuples(st.just("sync"), st.integers(0, 7)),
     st.tuples(st.just("heartbeat"), st.integers(0, 7)),
     st.tuples(st.just("leave"), st.integers(0, 7)),
@@ -27,6 +29,7 @@ op = st.one_of(
 
 
 def check_invariants(group: Group) -> None:
+    """(The kept counts are checked against a scan after every step by ``GroupContext`` itself.)"""
     members = group.members.values()
     ids = {m.member_id for m in members}
     assert (group.leader_id is None) == (len(ids) == 0)
@@ -50,14 +53,15 @@ def run(ctx: GroupContext, step: tuple, known: list[str]) -> None:  # type: igno
     target = known[args[0] % len(known)] if known and kind not in ("join_new", "sleep") else None
     member = group.members.get(target) if group is not None and target is not None else None
     if kind == "join_new":
-        version, instance, names = args
-        ctx.join(version=version, instance=instance, names=NAMES[names])
+        version, instance, names, rebalance_ms = args
+        ctx.join(version=version, instance=instance, names=NAMES[names], rebalance_ms=rebalance_ms)
     elif kind == "sleep":
         ctx.sleep(args[0])
     elif target is None or group is None:
         return
     elif kind == "rejoin":
-        ctx.join(target, instance=member.group_instance_id if member else None, names=NAMES[args[1]])
+        ctx.join(target, instance=member.group_instance_id if member else None, names=NAMES[args[1]],
+                 rebalance_ms=args[2])
     elif kind == "sync":
         ctx.sync(target, group.generation_id, assignments={m: b"a" for m in group.members})
     elif kind == "heartbeat":
