@@ -157,6 +157,9 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     ctl.add_argument("--control-token", metavar="TOKEN", default=os.environ.get("REBALANCE_LAB_CONTROL_TOKEN"),
                      help="require 'Authorization: Bearer TOKEN' on every control request (default: the "
                           "REBALANCE_LAB_CONTROL_TOKEN environment variable; none when unset)")
+    ctl.add_argument("--manual-clock", action="store_true",
+                     help="coordinator timers fire only when time is advanced (POST /advance, or the buttons of "
+                          "the live page at the control endpoint's /); needs --control-port")
     ctl.add_argument("--history-limit", type=_non_negative, default=1_000, metavar="N",
                      help="generations (KIP-848: group epochs) kept per group for GET /groups/ID/history, oldest "
                           "dropped first (default: %(default)s; 0 keeps none)")
@@ -325,6 +328,8 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
         check_loopback(args.control_host)
     if racks and len(racks) != args.brokers:
         raise ValueError(f"--racks names {len(racks)} racks for {args.brokers} brokers")
+    if args.manual_clock and args.control_port is None:
+        raise ValueError("--manual-clock needs --control-port: time moves only when the endpoint advances it")
     group = GroupConfig(
         min_session_timeout_ms=args.min_session_timeout_ms,
         max_session_timeout_ms=args.max_session_timeout_ms,
@@ -344,6 +349,7 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
         seed=args.seed, control_port=args.control_port, control_host=args.control_host,
         control_token=args.control_token or None, history_limit=args.history_limit,
         history_total_limit=args.history_total_limit,
+        manual_clock=args.manual_clock,
         **security_options.config_fields(args),
         acl_file=args.acl_file, super_users=tuple(args.super_user),
         allow_everyone_if_no_acl_found=args.allow_everyone_if_no_acl_found,
@@ -355,9 +361,6 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
 
 
 async def _serve(config: EmulatorConfig) -> None:
-    from rebalance_lab.protocol.codec_loader import load_codec_only
-
-    load_codec_only()  # a serve process never uses kafka-python's client: skip loading it
     from rebalance_lab.emulator import start_emulator
 
     stop = asyncio.Event()
@@ -380,6 +383,9 @@ async def _serve(config: EmulatorConfig) -> None:
                   flush=True)
         if control is not None:
             print(f"control endpoint: {control.url}", flush=True)
+            # the token itself is never printed (it may come from the environment, and logs are kept)
+            token = "?token=TOKEN (your --control-token, kept as a cookie)" if config.control_token else ""
+            print(f"live page: {control.url}/{token}", flush=True)
         await stop.wait()
     finally:
         if control is not None:
