@@ -16,6 +16,7 @@ from rebalance_lab.api import Emulator
 from rebalance_lab.control.events import QUEUE_LIMIT, EventStream, LiveFeed, Subscriber, sse_message
 from rebalance_lab.coordinator.classic.records import GroupCreated
 from tests.control.raw_http import call
+from tests.support.kip848_light import LightConsumer, reconcile
 
 
 def test_a_new_stream_starts_with_a_snapshot_then_gets_messages_in_order() -> None:
@@ -163,3 +164,33 @@ async def test_the_page_address_with_the_token_sets_a_strict_cookie_that_the_pag
     status, _, body = await _get(url, "/events", {"Cookie": pair})
     assert status == 200 and body.startswith(b"event: snapshot")
     assert (await _get(url, "/events", {"Cookie": pair, "Origin": "http://evil.example"}))[0] == 403
+
+
+async def test_a_kip_848_group_shows_its_own_state_machine_and_assigned_to_target() -> None:
+    async with Emulator(topics=[("orders", 4)], manual_clock=True, control_port=0) as emu:
+        url = emu.control_url
+        assert url is not None
+        a = await LightConsumer(emu.bootstrap_servers, "k848", ["orders"], client_id="a").open()
+        b = await LightConsumer(emu.bootstrap_servers, "k848", ["orders"], client_id="b").open()
+        try:
+            await a.heartbeat()
+            await call(url, "POST", "/advance", body={"ms": 2_000})  # group.consumer.assignment.interval.ms
+            await b.heartbeat()
+            await a.heartbeat()  # told to revoke half: the group reconciles
+            section = await _section(url, "k848")
+            states = [part.split('"', 1)[0] for part in section.split('data-state="')[2:7]]
+            assert states == ["Empty", "Assigning", "Reconciling", "Stable", "Dead"]
+            assert 'class="state lit" data-state="Reconciling"' in section and "assigned &rarr; target" in section
+            assert section.count('<tr class="member"') == 2 and "&rarr; orders[" in section
+            await reconcile([a, b])
+            assert 'class="state lit" data-state="Stable"' in await _section(url, "k848")
+        finally:
+            for member in (a, b):
+                await member.close()
+
+
+async def _section(url: str, group_id: str) -> str:
+    status, _, body = await _get(url, "/")
+    assert status == 200
+    page = body.decode()
+    return page[page.index(f'data-group="{group_id}"'):]
