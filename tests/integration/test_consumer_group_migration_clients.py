@@ -90,11 +90,26 @@ def _partitions_in_metadata(admin: Any, topic: str) -> int:
     return len(described[0]["partitions"]) if described and described[0]["error_code"] == 0 else 0
 
 
-def wait_for(what: str, check: Callable[[], bool]) -> None:
+def wait_for(what: str, check: Callable[[], bool], detail: Callable[[], str] = lambda: "") -> None:
     deadline = time.monotonic() + STEP_TIMEOUT_S
     while not check():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert time.monotonic() < deadline, f"timed out waiting for {what} {detail()}"
         time.sleep(0.1)
+
+
+def describe_group(bootstrap: str, group: str) -> str:
+    """What the target says of the group, for a timeout's message (this test fails rarely, on the real broker only:
+    the group's state and members tell which step stalled)."""
+    from kafka.admin import KafkaAdminClient
+
+    try:
+        admin: Any = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="mixed-describe")
+        try:
+            return repr(admin.describe_consumer_groups([group]))
+        finally:
+            admin.close()
+    except Exception as exc:  # only a message: the timeout is the failure
+        return f"(describing the group failed: {exc!r})"
 
 
 @contextlib.contextmanager
@@ -120,7 +135,8 @@ def test_a_classic_and_a_consumer_protocol_client_share_a_group_and_hand_it_back
         create_topic(bootstrap, topic)
         classic = classic_consumer(bootstrap, group, topic)
         try:
-            wait_for("the classic member to own every partition", lambda: classic.assigned == every)
+            wait_for("the classic member to own every partition", lambda: classic.assigned == every,
+                     lambda: f"(it owns {sorted(classic.assigned)}; the group: {describe_group(bootstrap, group)})")
             modern = consumer_protocol_consumer(bootstrap, group, topic)
             try:
                 wait_for("the two members to split the partitions", lambda: (
@@ -128,6 +144,7 @@ def test_a_classic_and_a_consumer_protocol_client_share_a_group_and_hand_it_back
                     and classic.assigned | modern.assigned == every))
             finally:
                 modern.close()
-            wait_for("the classic member to own every partition again", lambda: classic.assigned == every)
+            wait_for("the classic member to own every partition again", lambda: classic.assigned == every,
+                     lambda: f"(it owns {sorted(classic.assigned)}; the group: {describe_group(bootstrap, group)})")
         finally:
             classic.close()
