@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 
 APT_PACKAGES = ("chromium",)
 NAMES = ("chromium", "chromium-browser")
@@ -51,12 +52,14 @@ def chromium() -> str:
     return path
 
 
-def dump_dom(url: str, *, budget_ms: int = 5_000, timeout_s: float = 90.0) -> str:
-    """Load ``url`` in headless chromium, let its scripts run for ``budget_ms`` of virtual time, answer the DOM."""
+def dump_dom(url: str, *, budget_ms: int = 5_000, timeout_s: float = 90.0, extra_args: Sequence[str] = ()) -> str:
+    """Load ``url`` in headless chromium, let its scripts run for ``budget_ms`` of virtual time, answer the DOM.
+
+    ``extra_args``: more chromium switches, e.g. ``--window-size=1280,1000`` for a page whose layout is measured."""
     with tempfile.TemporaryDirectory(prefix="rbl-chromium-") as profile:
         cmd = [chromium(), "--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", "--disable-extensions",
                "--disable-dev-shm-usage", f"--user-data-dir={profile}", f"--virtual-time-budget={budget_ms}",
-               "--dump-dom", url]
+               *extra_args, "--dump-dom", url]
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     if proc.returncode != 0:
         raise BrowserUnavailable(f"chromium exited with {proc.returncode}: {proc.stderr[-2000:]}")

@@ -67,10 +67,10 @@ def headline_section(summary: Summary) -> str:
     if summary.whatif:
         views = summary.groups[:MAX_HEADLINE_GROUPS]
         per = headline.per_group(summary, views)
-        rows = [[Cell(line.scope), *_line_cells(line)] for line in per]
+        rows = [[Cell(line.scope, cls="label"), *_line_cells(line)] for line in per]
         body += ("<h3>Per group</h3>" + note("Click a column heading to sort (needs JavaScript).")
                  + table(["group", *HEADERS], rows, sortable=True, spans=[("", 1), *SPANS],
-                         row_classes=_classes(per), cls="headline per-group"))
+                         row_classes=_classes(per), cls="headline per-group", tall=True))
         if len(summary.groups) > len(views):
             body += note(f"{len(summary.groups) - len(views):,} quieter group(s) not listed; the exported "
                          "headline tables have them all.")
@@ -89,8 +89,8 @@ def _paired_cells(pair: Paired, decimals: int = 0) -> list[Cell]:
 
 def _whatif_row(result: WhatIf) -> list[Cell]:
     return [Cell(result.label), Cell(result.assignors), Cell(result.mode), number(result.rows),
-            number(result.moved.count), *_paired_cells(result.moved), *_paired_cells(result.revocations)[:2],
-            number(result.follow_ups), *_paired_cells(result.imbalance, 2), duration(result.est_stw_ms),
+            number(result.moved.count), number(result.follow_ups), *_paired_cells(result.imbalance, 2),
+            duration(result.est_stw_ms),
             Cell(fmt_pct(result.reproduced, result.reproduced_known),
                  result.reproduced / result.reproduced_known if result.reproduced_known else "", numeric=True)]
 
@@ -100,12 +100,13 @@ def whatif_section(summary: Summary) -> str:
         return section("whatif", "What if another assignor had been used",
                        note("No what-if results: no assignor was replayed."))
     rows = [_whatif_row(w) for w in summary.whatif]
-    headers = ["what-if", "assignor", "mode", "episodes", "compared", "what-if", "actual", "Δ", "what-if", "actual",
-               "follow-ups", "what-if", "actual", "Δ", "est. stop-the-world (mean)", "reproduced"]
-    spans = [("", 5), ("partitions moved", 3), ("revocations", 2), ("", 1), ("imbalance (mean)", 3), ("", 2)]
-    intro = note("Each what-if replayed on the recorded memberships. Moves, revocations and imbalance are compared "
-                 "with the recorded assignment on the episodes where it is known (\"compared\"); \"reproduced\" is "
-                 "the share of episodes whose what-if assignment equals the recorded one.")
+    headers = ["what-if", "assignor", "mode", "episodes", "compared", "follow-ups", "what-if", "actual", "Δ",
+               "est. stop-the-world (mean)", "reproduced"]
+    spans = [("", 6), ("imbalance (mean)", 3), ("", 2)]
+    intro = note("Each what-if replayed on the recorded memberships (its moves, revocations and times are in the "
+                 "headline). Imbalance is compared with the recorded assignment on the episodes where it is known "
+                 "(\"compared\"); \"reproduced\" is the share of episodes whose what-if assignment equals the "
+                 "recorded one; \"follow-ups\" counts the extra rounds a cooperative assignor needed.")
     return section("whatif", "What if another assignor had been used", intro + table(headers, rows, spans=spans))
 
 
@@ -127,13 +128,13 @@ def _group_row(summary: Summary, view: GroupView) -> list[Cell]:
     triggers = triggers_of(view.episodes)
     storms = s.get("storms", len({e["storm_id"] for e in view.episodes if e.get("storm_id") is not None}))
     timing = "estimated" if view.times_estimated else "measured" if view.sources else ""
-    return [Cell(view.label), Cell(s.get("group_kind") or ""), number(len(view.episodes)),
+    return [Cell(view.label, cls="label"), Cell(s.get("group_kind") or ""), number(len(view.episodes)),
             number(s.get("generations")), number(storms), Cell(timing),
             *(duration(_value(summary, view, "join_ms", q)) for q in (0.5, 0.95)),
             *(duration(_value(summary, view, "total_ms", q)) for q in (0.5, 0.95, 0.99)),
             number(s.get("members_joined")), number(s.get("members_left")), number(moved_value),
             Cell(triggers[0][0] if triggers else ""),
-            Cell(fmt_ts(s.get("first_ts"), summary.tz), s.get("first_ts") or "")]
+            Cell(fmt_ts(s.get("first_ts"), summary.tz)[:19], s.get("first_ts") or "")]  # to the second: narrower
 
 
 def groups_section(summary: Summary) -> str:
@@ -141,7 +142,7 @@ def groups_section(summary: Summary) -> str:
     headers = ["group", "kind", "episodes", "generations", "storms", "times", "p50", "p95", "p50", "p95", "p99",
                "joined", "left", "partitions moved", "top trigger", f"first seen ({zone_label(summary.tz)})"]
     spans = [("", 6), ("join phase", 2), ("total (stop-the-world)", 3), ("members", 2), ("", 3)]
-    body = table(headers, (_group_row(summary, v) for v in views), sortable=True, spans=spans)
+    body = table(headers, (_group_row(summary, v) for v in views), sortable=True, spans=spans, tall=True)
     omitted = len(summary.groups) - len(views)
     tail = note(f"{omitted:,} quieter group(s) not listed; the group_summary table has them all.") if omitted else ""
     intro = note("The busiest groups first. Click a column heading to sort (needs JavaScript).")

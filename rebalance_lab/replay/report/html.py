@@ -44,7 +44,8 @@ def duration(value: float | None) -> Cell:
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[Cell]], *, sortable: bool = False,
-          spans: Sequence[tuple[str, int]] = (), row_classes: Sequence[str] = (), cls: str = "") -> str:
+          spans: Sequence[tuple[str, int]] = (), row_classes: Sequence[str] = (), cls: str = "",
+          tall: bool = False) -> str:
     """A table; ``spans`` adds a first header row of (label, columns) over groups of columns."""
     head = "<tr>" + "".join(f"<th>{esc(h)}</th>" for h in headers) + "</tr>"
     if spans:
@@ -53,7 +54,8 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[Cell]], *, sortable: b
     body = "".join(_tr(row, row_classes[i] if i < len(row_classes) else "") for i, row in enumerate(rows))
     classes = " ".join(c for c in ("sortable" if sortable else "", cls) if c)
     attrs = f' class="{classes}"' if classes else ""
-    return f'<div class="scroll"><table{attrs}><thead>{head}</thead><tbody>{body}</tbody></table></div>'
+    box = "scroll tall" if tall else "scroll"  # a tall table scrolls in its own box, its heading kept in view
+    return f'<div class="{box}"><table{attrs}><thead>{head}</thead><tbody>{body}</tbody></table></div>'
 
 
 def _tr(row: Sequence[Cell], cls: str) -> str:
@@ -91,7 +93,7 @@ CSS = """
 *{box-sizing:border-box}
 body{margin:0;font:15px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",sans-serif;color:var(--ink);
 background:var(--bg)}
-header,main,nav{max-width:1180px;margin:0 auto;padding:0 20px}
+header,main,nav{max-width:1320px;margin:0 auto;padding:0 20px}
 header{padding-top:20px}
 h1{font-size:1.6em;margin:0 0 4px}h2{margin:36px 0 8px;font-size:1.3em}h3{margin:22px 0 4px}h4{margin:14px 0 4px}
 nav{margin-top:12px}nav a{margin-right:14px;color:var(--bar);text-decoration:none}
@@ -120,11 +122,13 @@ svg .marklabel,svg .ep text,svg text.value{paint-order:stroke;stroke:#fff;stroke
 svg text.value{font-size:10px;fill:var(--muted)}
 .legend{margin:6px 0;font-size:.9em}.legend span{display:inline-block;margin-right:16px}
 .legend i{display:inline-block;width:12px;height:12px;margin-right:5px;vertical-align:-1px;border-radius:2px}
-.scroll{overflow-x:auto}
-table{border-collapse:collapse;background:#fff;font-size:.88em}
+.scroll{overflow-x:auto}.scroll.tall{max-height:34em;overflow-y:auto;border-bottom:1px solid var(--line)}
+td.label{white-space:normal;overflow-wrap:anywhere;min-width:8em;max-width:13em}
+table{border-collapse:collapse;background:#fff;font-size:.85em}
 .panel{background:#fff;border:1px solid var(--line);border-radius:8px;padding:8px}
 th.span{text-align:center;border-bottom:2px solid var(--line)}
-th,td{padding:4px 8px;border-bottom:1px solid #eceef1;text-align:left;white-space:nowrap}
+th,td{padding:4px 6px;border-bottom:1px solid #eceef1;text-align:left;white-space:nowrap}
+thead th{white-space:normal;vertical-align:bottom}
 thead th{background:#eef1f5;position:sticky;top:0}table.sortable th{cursor:pointer}
 td.n{text-align:right;font-variant-numeric:tabular-nums}td.unknown{color:var(--muted);font-style:italic}
 td.better{color:#1a7f37}td.worse{color:#b42318}tr.actual td{background:#fafbfc;font-weight:600}
@@ -133,7 +137,7 @@ table.kv{width:auto}table.kv td{white-space:pre-wrap}
 ul.samples{padding-left:18px}pre{white-space:pre-wrap;word-break:break-all;background:#fff;border:1px solid var(--line);
 padding:6px 8px;margin:4px 0 10px;font-size:.85em}
 .empty{margin-top:24px;background:#fff;border:1px dashed var(--line);border-radius:8px;padding:24px;text-align:center}
-footer{max-width:1180px;margin:40px auto 20px;padding:0 20px;color:var(--muted);font-size:.85em}
+footer{max-width:1320px;margin:40px auto 20px;padding:0 20px;color:var(--muted);font-size:.85em}
 """
 
 # Sorting is an extra: the table is already ordered (busiest first) and reads the same without it.

@@ -311,9 +311,11 @@ def busy_section(summary: Summary, count: int) -> str:
     intro = note(f"The {len(busy)} group(s) with the most rebalance episodes, of {with_episodes:,} group(s) with "
                  f"any. Hover over a bar or marker for its details; a group with more than {MAX_LANES} episodes "
                  "is drawn as its rebalances over time.")
-    keys = legend([("join phase", "var(--join)"), ("sync phase", "var(--sync)"),
-                   ("join/sync split unknown", "var(--whole)"), ("members in", "var(--in)"),
-                   ("members out", "var(--out)"), ("member count", "var(--members)")])
+    items = [("join phase", "var(--join)"), ("sync phase", "var(--sync)"), ("join/sync split unknown", "var(--whole)"),
+             ("members in", "var(--in)"), ("members out", "var(--out)"), ("member count", "var(--members)")]
+    if any(len(view.episodes) > MAX_LANES for view in busy):
+        items += [("rebalances per time bin", "#6b6f76"), ("time bin with a storm", "var(--out)")]
+    keys = legend(items)
     series = legend([(s.label, s.colour) for s in summary.series] + [("unknown (no assignment)", "#e4e4e4")])
     body = "".join(busy_group(summary, view) for view in busy)
     return section("timelines", "Busiest groups", intro + keys + series + body)

@@ -298,14 +298,15 @@ def test_triggers_storms_and_whatif_tables(page: str) -> None:
     assert cells == ["payments", "1", "5", "2024-05-01 12:10:00.000", "2024-05-01 12:12:40.515", "2.7 min", "49.7 s",
                      "member_join", "2", "3"]
     whatif = page[page.index('id="whatif"'):page.index('id="groups"')]
-    assert '<td class="n" data-v="31">31</td><td class="n" data-v="21">21</td><td class="n" data-v="10">+10</td>' \
-        in whatif
+    assert '<td>range</td><td>range</td><td>eager</td><td class="n" data-v="8">8</td><td class="n" data-v="6">6</td>' \
+        '<td class="n" data-v="7">7</td><td class="n" data-v="0.5">0.50</td><td class="n" data-v="0.0">0.00</td>' \
+        '<td class="n" data-v="0.5">+0.50</td>' in whatif
     assert ">16.6%<" in whatif and ">100%<" in whatif
 
 
 def test_group_table_shows_unknown_moves_for_log_only_groups(page: str) -> None:
     groups = page[page.index('id="groups"'):page.index('id="evidence"')]
-    rows = re.findall(r"<tr><td>([^<]*)</td>(.*?)</tr>", groups)
+    rows = re.findall(r'<tr><td class="label">([^<]*)</td>(.*?)</tr>', groups)
     assert [name for name, _ in rows] == ["payments", "orders", "idle"]
     cells = {name: re.findall(r"<td[^>]*>([^<]*)</td>", rest) for name, rest in rows}
     assert cells["payments"][12] == "21"  # partitions moved
@@ -492,7 +493,7 @@ def test_ten_thousand_groups_give_a_page_of_a_few_hundred_kilobytes(tmp_path: Pa
     (histogram,) = svgs(page, "histogram")
     assert sum(int(c) for c in attr_values(histogram, "rect", "hbin", "data-count")) == 120 + 9_999 * 3
     groups = page[page.index('id="groups"'):page.index('id="evidence"')]
-    assert groups.count("<tr><td>group-") == MAX_TABLE_GROUPS
+    assert groups.count('<tr><td class="label">group-') == MAX_TABLE_GROUPS
     assert f"{10_000 - MAX_TABLE_GROUPS:,} quieter group(s) not listed" in groups
     assert len(terminal_summary(tables, parse_report(), META).splitlines()) <= 30
 

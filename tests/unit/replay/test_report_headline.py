@@ -29,7 +29,7 @@ def cards_of(page: str) -> dict[str, str]:
 
 def group_cells(page: str, group: str) -> list[str]:
     groups = page[page.index('id="groups"'):page.index('id="evidence"')]
-    (row,) = re.findall(rf"<tr><td>{group}</td>(.*?)</tr>", groups)
+    (row,) = re.findall(rf'<tr><td class="label">{group}</td>(.*?)</tr>', groups)
     return re.findall(r"<td[^>]*>([^<]*)</td>", row)
 
 
