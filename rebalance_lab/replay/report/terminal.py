@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from rebalance_lab.replay.diagnostics import ParseReport
 from rebalance_lab.replay.report import headline
 from rebalance_lab.replay.report.data import Row, Storm, Summary, WhatIf, moved_total, percentiles, summarize
 from rebalance_lab.replay.report.evidence import gap_lines
+from rebalance_lab.replay.report.export import FILES
 from rebalance_lab.replay.report.fmt import fmt_change, fmt_ms, fmt_partition_s, fmt_pct, fmt_ts, printable, zone_label
 from rebalance_lab.replay.report.sections import run_line
 
@@ -121,7 +123,8 @@ def terminal_summary(tables: Mapping[str, list[Row]], parse_report: ParseReport,
     timings = meta.get("timings") or {}
     if timings:
         lines.append("timings: " + " · ".join(f"{phase} {seconds:.1f} s" for phase, seconds in timings.items()))
-    for name in ("report", "exported"):
-        if meta.get(name):
-            lines.append(f"{name}: {meta[name]}")
+    if meta.get("report"):
+        lines.append(f"report: {meta['report']}")
+        if summary.groups:  # write_report puts the headline tables beside the page
+            lines.append(f"headline tables: {Path(str(meta['report'])).parent / FILES[0]}, {FILES[1]}, {FILES[2]}")
     return "\n".join(lines)

@@ -443,6 +443,7 @@ def test_terminal_summary_lines() -> None:
         "unavailability unknown",
         "timings: parse 1.2 s · replay 3.5 s",
         "report: /tmp/out/report.html",
+        "headline tables: /tmp/out/headline_overall.csv, headline_groups.csv, headline.json",
     ]
 
 
