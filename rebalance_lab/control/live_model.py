@@ -20,6 +20,8 @@ from rebalance_lab.observe.sequence import Generation, SequenceBuilder
 
 GENERATIONS_KEPT = 2
 GROUPS_KEPT = 1_000
+STEPS_KEPT = 2_000  # steps of one generation (or awaiting the next) in the sequence builder
+LABELS_KEPT = 1_024  # member names per group in the sequence builder, past which the departed are forgotten
 
 
 class _RowSink:
@@ -53,11 +55,25 @@ class LiveModel:
         while len(self._recent) > GROUPS_KEPT:
             old, _ = self._recent.popitem(last=False)
             self.explainer.groups.pop(old, None)
-            self.sequences.sequences.pop(old, None)
-            self.sequences._states.pop(old, None)  # the builder has no forget()
+            self._forget_sequence(old)
         sequence = self.sequences.sequences.get(group_id)
         if sequence is not None and len(sequence.generations) > GENERATIONS_KEPT + 1:
             del sequence.generations[: -(GENERATIONS_KEPT + 1)]
+        state = self.sequences._states.get(group_id)
+        if state is not None and max(len(state.tail), len(state.current.steps)) > STEPS_KEPT:
+            # a group whose generation never turns (pending members joining and timing out for ever): start its
+            # diagram afresh from the next row rather than keep every step
+            self._forget_sequence(group_id)
+            return
+        if state is not None and len(state.labels) > LABELS_KEPT:
+            # the builder names every member id it ever saw (one new id per cycle of a churning group): keep the
+            # names of the members still in the group and of the lanes still drawn
+            drawn = {lane.key for generation in state.sequence.generations for lane in generation.lanes}
+            state.labels = {m: label for m, label in state.labels.items() if m in drawn or m in state.members}
+
+    def _forget_sequence(self, group_id: str) -> None:
+        self.sequences.sequences.pop(group_id, None)
+        self.sequences._states.pop(group_id, None)  # the builder has no forget()
 
     def stories(self, group_id: str) -> list[RebalanceStory]:
         """The group's rebalances that reached a vote, oldest first."""

@@ -14,7 +14,8 @@ import pytest
 
 from rebalance_lab.api import Emulator
 from rebalance_lab.control.events import QUEUE_LIMIT, EventStream, LiveFeed, Subscriber, sse_message
-from rebalance_lab.coordinator.classic.records import GroupCreated
+from rebalance_lab.control.live_model import GROUPS_KEPT, LABELS_KEPT, STEPS_KEPT, LiveModel
+from rebalance_lab.coordinator.classic.records import GroupCreated, PendingMemberAdded, PendingMemberExpired
 from tests.control.raw_http import call
 from tests.support.kip848_light import LightConsumer, reconcile
 
@@ -194,3 +195,17 @@ async def _section(url: str, group_id: str) -> str:
     assert status == 200
     page = body.decode()
     return page[page.index(f'data-group="{group_id}"'):]
+
+
+async def test_what_the_page_remembers_is_bounded_for_churning_members_and_groups(emu: Emulator) -> None:
+    model = LiveModel(emu.server.world)
+    now = emu.server.world.now_ms()
+    for i in range(3 * LABELS_KEPT):  # one group, a new member id each cycle (benchmarks/soak.py churns so)
+        model.on_record(PendingMemberAdded("churn", now, f"m{i}", "c", "/127.0.0.1", 10_000, ("range",)))
+        model.on_record(PendingMemberExpired("churn", now, f"m{i}", "timeout"))
+    state = model.sequences._states["churn"]
+    assert len(state.labels) <= LABELS_KEPT and max(len(state.tail), len(state.current.steps)) <= STEPS_KEPT
+    for i in range(GROUPS_KEPT + 50):
+        model.on_record(GroupCreated(f"g{i}", now, "join"))
+    assert len(model.sequences.sequences) <= GROUPS_KEPT and len(model.explainer.groups) <= GROUPS_KEPT
+    assert "churn" not in model.sequences.sequences  # the least recently changed went first
