@@ -20,14 +20,16 @@ thread, so it never races a request being served.
 from __future__ import annotations
 
 import asyncio
+import difflib
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import fields, replace
 from typing import IO, Any, TypeVar
 
-from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
+from rebalance_lab.client_polling import pollers
+from rebalance_lab.config import JOIN_RACES, ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.control import toolkit, views
 from rebalance_lab.control.http import ControlServer
 from rebalance_lab.coordinator.classic.view import GroupView
@@ -36,6 +38,7 @@ from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.emulator import start_emulator
 from rebalance_lab.faults.controller import FaultController
+from rebalance_lab.observe.tail import NarrationTail
 
 T = TypeVar("T")
 AnyGroupView = GroupView | ConsumerGroupView  # classic (JoinGroup/SyncGroup) or KIP-848 consumer group
@@ -55,6 +58,7 @@ def make_config(config: EmulatorConfig | None = None, **options: Any) -> Emulato
     ``port`` defaults to 0 (free ports) here, unlike the CLI, so tests never collide.
     """
     base = config or EmulatorConfig(port=0)
+    _check_options(options)
     group_options = {k: options.pop(k) for k in list(options) if k in _GROUP_FIELDS}
     # KIP-848 settings: consumer_<ConsumerGroupConfig field>, e.g. consumer_session_timeout_ms (serve's flags)
     consumer_options = {k.removeprefix("consumer_"): options.pop(k) for k in list(options)
@@ -72,17 +76,45 @@ def make_config(config: EmulatorConfig | None = None, **options: Any) -> Emulato
             options[name] = tuple(options[name])
     group = replace(base.group, **group_options) if group_options else base.group
     consumer = replace(base.consumer_group, **consumer_options) if consumer_options else base.consumer_group
-    try:
-        return replace(base, group=group, consumer_group=consumer, **options)
-    except TypeError as exc:
-        raise TypeError(f"unknown Emulator option: {exc}") from None
+    return replace(base, group=group, consumer_group=consumer, **options)
+
+
+def option_names() -> list[str]:
+    """Every keyword option :func:`make_config` (and so ``Emulator``) takes, sorted."""
+    top = {f.name for f in fields(EmulatorConfig)} - {"group", "consumer_group"}
+    return sorted(top | _GROUP_FIELDS | {f"consumer_{name}" for name in _CONSUMER_FIELDS})
+
+
+# Options with a fixed set of values: a wrong one is answered with the valid ones
+_CHOICES: dict[str, tuple[str, ...]] = {
+    "flavor": tuple(f.value for f in Flavor), "placement": ("auto", "striped", "adminutils"),
+    "join_race": JOIN_RACES,
+}
+
+
+def _check_options(options: dict[str, Any]) -> None:
+    """TypeError for an unknown option (with the closest known name), ValueError for a value not among the
+    choices: raised before anything starts, so a typo never silently runs with defaults."""
+    known = option_names()
+    for name in options:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else f"; the options are {', '.join(known)}"
+            raise TypeError(f"unknown Emulator option {name!r}{hint}")
+    for name, choices in _CHOICES.items():
+        value = options.get(name)
+        if value is not None and str(value) not in choices:
+            raise ValueError(f"{name} must be one of {', '.join(choices)}, not {value!r}")  # GroupConfig's words
 
 
 class Emulator:
     def __init__(self, config: EmulatorConfig | None = None, *, explain_to: IO[str] | None = None,
-                 **options: Any) -> None:
+                 keep_narration: int = 0, **options: Any) -> None:
+        """``keep_narration=N`` keeps the newest N narration lines in memory (:meth:`recent_narration`),
+        with or without ``explain``."""
         self.config = make_config(config, **options)
         self._explain_to = explain_to
+        self._tail = NarrationTail(keep_narration) if keep_narration > 0 else None
         self._server: EmulatorServer | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -92,6 +124,10 @@ class Emulator:
         server = await start_emulator(self.config, explain_to=self._explain_to)
         narrate_to = (self._explain_to or sys.stdout) if self.config.explain else None
         toolkit.install(server, narrate_to)
+        if self._tail is not None:
+            from rebalance_lab.observe import narrator  # imported on demand, as emulator.observer_hooks does
+
+            narrator.install(server.world, self._tail)
         try:
             self._control = await toolkit.start_control(server)
         except BaseException:
@@ -169,6 +205,20 @@ class Emulator:
         return self._run_sync(call())
 
     # -- shared ---------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        if self._server is None:
+            return f"<Emulator {self.config.flavor.value} (not running)>"
+        brokers = f"{self.config.brokers} broker{'s' * (self.config.brokers > 1)}"
+        return f"<Emulator {self.config.flavor.value} at {self.bootstrap_servers} ({brokers})>"
+
+    @property
+    def running(self) -> bool:
+        return self._server is not None
+
+    def recent_narration(self) -> list[str]:
+        """The newest narration lines kept with ``keep_narration=N`` (empty without it)."""
+        return [] if self._tail is None else self._on_loop(self._tail.lines)
 
     @property
     def server(self) -> EmulatorServer:
@@ -336,13 +386,21 @@ class Emulator:
         self._on_loop(lambda: self.server.advance(ms))
 
     def wait_for_group(self, group_id: str, *, state: str | None = None, generation_at_least: int | None = None,
-                       members: int | None = None, timeout: float = 30.0) -> AnyGroupView:
+                       members: int | None = None, timeout: float = 30.0,
+                       polling: Iterable[Any] = ()) -> AnyGroupView:
         """Block until the group matches; raise TimeoutError naming what was last seen. For a KIP-848
         consumer group ``state`` is Empty/Assigning/Reconciling/Stable and ``generation_at_least`` compares
-        the group epoch."""
+        the group epoch. ``polling=[consumer, ...]`` polls kafka-python or confluent-kafka consumers (or calls
+        callables) while waiting, since those clients join only inside ``poll()``; records fetched meanwhile
+        are sought back, so the test still reads them (see :mod:`rebalance_lab.client_polling`)."""
+        rounds = pollers(polling)
+        hint = "" if rounds else _POLL_HINT
         deadline = time.monotonic() + timeout
-        while (view := self._matched(group_id, state, generation_at_least, members, deadline, timeout)) is None:
-            time.sleep(0.02)
+        while (view := self._matched(group_id, state, generation_at_least, members, deadline, timeout, hint)) is None:
+            for poll in rounds:
+                poll(_POLL_ROUND_S / len(rounds))
+            if not rounds:
+                time.sleep(_POLL_ROUND_S)
         return view
 
     async def wait_for_group_async(self, group_id: str, *, state: str | None = None,
@@ -350,20 +408,27 @@ class Emulator:
                                    timeout: float = 30.0) -> AnyGroupView:
         deadline = time.monotonic() + timeout
         while (view := self._matched(group_id, state, generation_at_least, members, deadline, timeout)) is None:
-            await asyncio.sleep(0.02)
+            await asyncio.sleep(_POLL_ROUND_S)
         return view
 
     def _matched(self, group_id: str, state: str | None, generation_at_least: int | None, members: int | None,
-                 deadline: float, timeout: float) -> AnyGroupView | None:
+                 deadline: float, timeout: float, hint: str = "") -> AnyGroupView | None:
         """The group's view if it matches; None to keep waiting; TimeoutError past the deadline."""
         view = self.group(group_id)
         if _matches(view, state, generation_at_least, members):
             return view
         if time.monotonic() > deadline:
+            hint = hint if view is None or not view.members else ""  # nobody joined: perhaps nobody polled
             raise TimeoutError(f"group {group_id!r} did not reach state={state} generation>="
                                f"{generation_at_least} members={members} in {timeout}s; last seen: "
-                               f"{_summary(view)}")
+                               f"{_summary(view)}{hint}")
         return None
+
+
+_POLL_ROUND_S = 0.02  # how often a wait looks at the group (and the time the consumers polled share)
+_POLL_HINT = (" (kafka-python and confluent-kafka consumers join only inside poll(): "
+              "wait_for_group(..., polling=[consumer]) polls them while waiting)")
+
 
 def _generation(view: AnyGroupView) -> int:
     """A classic group's generation, a consumer group's group epoch."""

@@ -15,16 +15,23 @@ with any ``Emulator`` option (function-scoped fixtures only).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from rebalance_lab.api import Emulator, make_config
-from rebalance_lab.config import EmulatorConfig
+from rebalance_lab.pytest_support import codec_warnings, markers
 
-MARKER = "rebalance_lab"
+with codec_warnings.quiet_codec_import() as _CODEC_MODULES:
+    from rebalance_lab.api import Emulator, make_config
+    from rebalance_lab.config import EmulatorConfig
+from rebalance_lab.pytest_support.report import SECTION, section_text
+
+MARKER = markers.MARKER
 DEFAULTS: dict[str, Any] = {"port": 0, "initial_rebalance_delay_ms": 0}
+NARRATION_LINES = 30  # kept per emulator for the report of a failed test
+FIXTURES = ("rebalance_lab", "rebalance_lab_session", "rebalance_lab_async")
 
 
 def _topics(values: list[str]) -> list[tuple[str, int]]:
@@ -64,6 +71,33 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", f"{MARKER}(**options): Emulator options for this test's rebalance_lab fixtures "
         "(e.g. brokers=3, flavor='kafka-3', topics=[('t', 6)], manual_clock=True)")
+    for line in codec_warnings.ini_filters(_CODEC_MODULES):
+        config.addinivalue_line("filterwarnings", line)
+    try:  # a bad --rebalance-lab-* option or ini value stops the run at once, naming the valid values
+        make_config(**base_options(config))
+    except (TypeError, ValueError) as exc:
+        raise pytest.UsageError(f"rebalance-lab: {exc}") from None
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        markers.check(item)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item,
+                              call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failed test that used an emulator gets a "rebalance-lab" section: its groups' generations and the
+    last narration lines (and the same text as a junit-xml property)."""
+    report: pytest.TestReport = yield
+    if report.failed and report.when in ("setup", "call"):
+        funcargs = getattr(item, "funcargs", {})
+        emulators = {name: funcargs[name] for name in FIXTURES if isinstance(funcargs.get(name), Emulator)}
+        if emulators:
+            text = section_text(emulators)
+            report.sections.append((SECTION, text))
+            item.user_properties.append((SECTION, text))  # junit-xml writes the last report's properties
+    return report
 
 
 def base_options(config: pytest.Config) -> dict[str, Any]:
@@ -89,11 +123,21 @@ def build_config(config: pytest.Config, node: pytest.Item | None, name: str) -> 
             options.update(marker.kwargs)
     record_dir = config.getoption("rebalance_lab_record_dir")
     if record_dir and "record_path" not in options:
-        options["record_path"] = f"{record_dir}/{name}.jsonl"
+        options["record_path"] = str(_record_dir(record_dir) / f"{name}.jsonl")
     try:
         return make_config(**options)
     except (TypeError, ValueError) as exc:
         raise pytest.UsageError(f"rebalance-lab: {exc}") from None
+
+
+def _record_dir(path: str) -> Path:
+    """The record directory, created (with its parents) when missing."""
+    try:
+        Path(path).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise pytest.UsageError(f"rebalance-lab: cannot create the record directory {path}: "
+                                f"{exc.strerror or exc}") from None
+    return Path(path)
 
 
 def _safe(nodeid: str) -> str:
@@ -104,14 +148,14 @@ def _safe(nodeid: str) -> str:
 def rebalance_lab(request: pytest.FixtureRequest) -> Iterator[Emulator]:
     """A fresh emulator for this test, on a background thread (sync and async tests)."""
     config = build_config(request.config, request.node, _safe(request.node.nodeid))
-    with Emulator(config) as emulator:
+    with Emulator(config, keep_narration=NARRATION_LINES) as emulator:
         yield emulator
 
 
 @pytest.fixture(scope="session")
 def rebalance_lab_session(request: pytest.FixtureRequest) -> Iterator[Emulator]:
     """One emulator for the session (markers do not apply: it is shared). Use distinct group ids per test."""
-    with Emulator(build_config(request.config, None, "session")) as emulator:
+    with Emulator(build_config(request.config, None, "session"), keep_narration=NARRATION_LINES) as emulator:
         yield emulator
 
 
@@ -125,5 +169,5 @@ else:
     async def rebalance_lab_async(request: pytest.FixtureRequest) -> AsyncIterator[Emulator]:
         """A fresh emulator on the test's event loop (``async with``); inspection needs no thread hop."""
         config = build_config(request.config, request.node, _safe(request.node.nodeid))
-        async with Emulator(config) as emulator:
+        async with Emulator(config, keep_narration=NARRATION_LINES) as emulator:
             yield emulator

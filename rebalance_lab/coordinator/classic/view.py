@@ -43,6 +43,11 @@ class GroupView:
     def member(self, member_id: str) -> MemberView | None:
         return next((m for m in self.members if m.member_id == member_id), None)
 
+    def __repr__(self) -> str:
+        """Short: a failed assertion on a view prints this, not every member's metadata bytes."""
+        return (f"<GroupView {self.group_id!r} {self.state} generation {self.generation_id} protocol "
+                f"{self.protocol_name} leader {self.leader_id} members {len(self.members)}>")
+
     @property
     def uses_consumer_protocol(self) -> bool:
         """``ClassicGroup.usesConsumerGroupProtocol`` (an online upgrade reads it)."""

@@ -47,6 +47,11 @@ class ConsumerGroupView:
     def member(self, member_id: str) -> ConsumerMemberView | None:
         return next((m for m in self.members if m.member_id == member_id), None)
 
+    def __repr__(self) -> str:
+        """Short: a failed assertion on a view prints this, not every member's partitions."""
+        return (f"<ConsumerGroupView {self.group_id!r} {self.state} epoch {self.group_epoch} assignment epoch "
+                f"{self.assignment_epoch} members {len(self.members)}>")
+
 
 def member_view(group: ConsumerGroup, m: ConsumerMember) -> ConsumerMemberView:
     return ConsumerMemberView(
