@@ -14,6 +14,7 @@ clients' own record is the truth, replayed from each source alone and from all t
   (``kafka-dump-log.sh --offsets-decoder``, or the console consumer's formatter): every
   generation's members, leader, protocol, subscriptions and assignments, static ids, and static
   rejoins without a rebalance (a new member id under the same instance id in the same generation).
+  It records no reason for a rebalance, so the triggers are unknown.
   Its times are the records' append times: the sync is the record's time, the start of a
   rebalance is not recorded, so stop-the-world and unavailability derived from a dump alone are
   *estimated*.
@@ -76,7 +77,7 @@ FORMAT_SOURCES: dict[str, str] = {
 
 _M, _E, _P = MEASURED, ESTIMATED, PARTIAL
 _DUMP: dict[str, str] = {
-    "generations": _M, "times": _E, "triggers": _P, "leader": _M, "protocol": _M, "members": _M,
+    "generations": _M, "times": _E, "leader": _M, "protocol": _M, "members": _M,
     "members_in_out": _M, "n_static": _M, "static_rejoins": _M, "assignments": _M, "moves": _M,
     "unavailability": _E, "whatif": _M,
 }

@@ -152,6 +152,11 @@ class _Fold:
         self.lists = PartitionLists()
         self.epochs = EpochFold(self.t, self.current)  # (given the data, not this fold: no reference cycle)
         self.gone: set[str] = set()  # KIP-848 members that left or were replaced
+        self.pending: dict[str, Member] = {}  # given an id and asked to rejoin (B7), not yet seen joining
+        #: instance id -> the member id of a static member replaced by a process whose new id no line names
+        self.stale: dict[str, str] = {}
+        self.replacements: dict[tuple[str | None, str | None], Event] = {}  # (instance id, old id) -> its event
+        self.static_ids: dict[int, dict[str, str]] = {}  # generation -> its latest record's instance -> member id
 
     def gen(self, number: int, event: Event) -> Generation:
         return self.t.generation(number, event)
@@ -179,6 +184,7 @@ class _Fold:
             "CLIENT_JOINED": self.client_joined,
             "MEMBER_JOINED": self.joined,
             "MEMBER_JOIN_REQUEST": self.join_request,
+            "PENDING_MEMBER_EXPIRED": self.pending_gone,
             "STATIC_MEMBER_REPLACED": self.replaced,
             "STATIC_MEMBER_REJOINED": self.static_rejoined,
             "MEMBER_LEFT": self.left,
@@ -229,6 +235,7 @@ class _Fold:
             g.t_join_done = e["ts"]
         if g.n_members is None:
             g.n_members, g.n_static = e.get("n_members"), e.get("n_static")
+        self._promote_pending()
         self._members_from_events(g)
 
     def sync(self, e: Event) -> None:
@@ -237,6 +244,11 @@ class _Fold:
             return
         if g.t_sync is None or e["ts"] < g.t_sync:
             g.t_sync = e["ts"]
+        # B3 "The group has K members, S of which are static" (3.0+; a snapshot's own count wins)
+        if g.n_members is None:
+            g.n_members = e.get("n_members")
+        if g.n_static is None or g.members_from != "snapshot":
+            g.n_static = e.get("n_static", g.n_static)
         self._members_from_events(g)
 
     def empty(self, e: Event) -> None:
@@ -264,6 +276,8 @@ class _Fold:
             g.t_snapshot = e["ts"]
         g.has_snapshot = True
         rows = e.get("members")
+        if rows:
+            self._snapshot_replacements(g, rows, e)
         if rows is not None and _richer(g, rows):
             g.members = [member_of(r, self.lists) for r in rows]
             g.member_rows, g.members_from = rows, "snapshot"
@@ -314,6 +328,7 @@ class _Fold:
             member = _member_from_event(e)
             self._learn(member)
             self.current[member.member_id] = member
+            self.pending.pop(member.member_id, None)
 
     def _consumer_joined(self, e: Event) -> None:
         """A KIP-848 member's join, or an upsert of a known one (a new subscription: what it does not say is kept),
@@ -347,13 +362,48 @@ class _Fold:
         member_id = e.get("member_id")
         if member_id and member_id not in self.t.directory:
             self._learn(_member_from_event(e))
+        if member_id and e.get("reason_code") == "member_id_required" and member_id not in self.current:
+            self.pending[member_id] = _member_from_event(e)
+
+    def pending_gone(self, e: Event) -> None:
+        self.pending.pop(e.get("member_id") or "", None)
+
+    def _promote_pending(self) -> None:
+        """A member given an id (B7) and still pending when a join phase completes has joined: the coordinator
+        waits for its pending members before completing a join (GroupMetadata.hasAllMembersJoined), and Kafka 3.x
+        logs their second join ("Pending dynamic member … Adding to the group now") at DEBUG only, so a broker
+        at its distribution's INFO level shows none (seen on 3.9.2, tests/replay_evidence)."""
+        for member_id, member in self.pending.items():
+            self.current.setdefault(member_id, member)
+        self.pending.clear()
+
+    def _snapshot_replacements(self, g: Generation, rows: list[dict[str, Any]], e: Event) -> None:
+        """A later record of the same generation naming a static member under a new member id: a static member's
+        restart that the coordinator handled without a rebalance (KIP-345; 3.x and 4.x store the group again)."""
+        latest = {r["group_instance_id"]: r["member_id"] for r in rows if r.get("group_instance_id") is not None}
+        before = self.static_ids.get(g.generation)
+        self.static_ids[g.generation] = latest
+        for instance, member_id in latest.items():
+            old = before.get(instance) if before is not None else None
+            if old is not None and old != member_id:
+                self.replaced({**e, "event_type": "STATIC_MEMBER_REPLACED", "member_id": member_id,
+                               "group_instance_id": instance, "raw": f"replaced {old}", "members": None,
+                               "generation": g.generation})
 
     def replaced(self, e: Event) -> None:
         """A static member's new member id (the Scala broker line names only the old one)."""
-        self.t.member_events.append(e)
         old = replaced_id(e)
+        instance = e.get("group_instance_id")
+        if self._known_replacement(e, instance, old):
+            return
+        self.t.member_events.append(e)
         if old and e.get("group_kind") == "consumer":
             self.gone.add(old)
+        if not e.get("member_id") and old in self.current and instance is not None:
+            # The line names the old member only: the static member stays, under its instance id, with the
+            # member id known so far, until a later line or record names the new one.
+            self.stale[instance] = old
+            return
         previous = self.current.pop(old, None) if old else None
         if not e.get("member_id"):
             return
@@ -365,6 +415,24 @@ class _Fold:
             new.session_timeout_ms = new.session_timeout_ms or previous.session_timeout_ms
         self._learn(new)
         self.current[new.member_id] = new
+
+    def _known_replacement(self, e: Event, instance: str | None, old: str | None) -> bool:
+        """The same replacement from a second source (a log line and a record): fold it once, taking the new
+        member id from whichever names it."""
+        if old is None:
+            return False
+        first = self.replacements.setdefault((instance, old), e)
+        if first is e:
+            return False
+        new = e.get("member_id")
+        if new and not first.get("member_id"):
+            first["member_id"] = new
+            if self.stale.get(instance or "") == old and old in self.current:
+                del self.stale[instance or ""]
+                member = self.current.pop(old)
+                self.current[new] = Member(new, member.group_instance_id, member.client_id, member.client_host,
+                                           member.rack_id, member.session_timeout_ms, member.topics)
+        return True
 
     def static_rejoined(self, e: Event) -> None:
         self.t.static_rejoined.append(e)
@@ -392,8 +460,14 @@ class _Fold:
     def departed(self, e: Event) -> None:
         self.t.member_events.append(e)
         member_id = e.get("member_id")
-        if member_id:
-            self.current.pop(member_id, None)
+        if member_id and self.current.pop(member_id, None) is None and self.stale:
+            # a member id no line named before: the replacement of a static member kept under its old id
+            instance = e.get("group_instance_id")
+            if instance is None and len(self.stale) == 1:
+                instance = next(iter(self.stale))
+            old = self.stale.pop(instance, None) if instance is not None else None
+            if old is not None:
+                self.current.pop(old, None)
 
     def dropped(self, e: Event) -> None:
         self.t.member_events.append(e)

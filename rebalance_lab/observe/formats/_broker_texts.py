@@ -97,6 +97,8 @@ _HEARTBEAT = "on heartbeat expiration"
 
 
 def reason_for_scala(reason: str) -> str:
+    if _INSTANCE_S.match(reason):
+        return reason  # already the Scala form (a reason read from a 3.x log): None / Some(x), not Some(None)
     match = _INSTANCE_J.match(reason)
     if match:
         instance = None if match.group(2) == "null" else match.group(2)

@@ -30,7 +30,7 @@ def test_a_dump_alone_gives_estimated_times_and_measured_assignments() -> None:
     assert coverage.times_estimated(["dump-log"])
 
 
-def test_a_log_and_a_dump_together_answer_every_field_but_partial_triggers_from_the_log() -> None:
+def test_a_log_and_a_dump_together_answer_every_field() -> None:
     levels = _levels(["broker_log", "offsets_dumplog"])
     assert all(level == coverage.MEASURED for level in levels.values()), levels
     assert not coverage.times_estimated(["broker-log", "dump-log"])
@@ -55,3 +55,9 @@ def test_group_sources_reads_the_generations_sources_column() -> None:
     assert coverage.group_sources(rows) == ("broker_log", "offsets_dumplog")
     assert coverage.coverage_rows(["emulator"])[0] == {"field": "generations", "label": "generations and episodes",
                                                         "level": "measured", "sources": ["emulator"], "hint": None}
+
+
+def test_a_dump_alone_leaves_the_triggers_unknown_and_names_the_log() -> None:
+    rows = {c.field: c for c in coverage.coverage(["offsets_dumplog"])}
+    assert rows["triggers"].level == coverage.UNKNOWN
+    assert rows["triggers"].hint == "add the coordinator's server.log"

@@ -61,7 +61,15 @@ def _broker_logs(event: Event, java: bool) -> bool:
         return bool(event.get("reason_code") != "group_created")
     if kind == "MEMBER_LEFT":
         return bool(event.get("reason_code") == "member_leave")
+    if kind == "MEMBER_JOINED" and not java:
+        # a pending dynamic member's second join: Kafka 3.x logs it at DEBUG only (a 3.9.2 broker at INFO has none)
+        return event.get("group_instance_id") is not None or event.get("member_id") not in _ASKED_FOR_AN_ID
     return not (kind == "GROUP_DEAD" and java)
+
+
+#: Members the coordinator gave an id and asked to rejoin (B7): their second join is the pending member's.
+_ASKED_FOR_AN_ID = {e.get("member_id") for e in RECORDING
+                    if e["event_type"] == "MEMBER_JOIN_REQUEST" and e.get("reason_code") == "member_id_required"}
 
 
 def _broker_row(event: Event) -> tuple[Any, ...]:
