@@ -11,7 +11,11 @@ consumers (and one in a separate process, to crash it for real) play:
 3. a member in another process is killed without leaving: the coordinator
    expires it when its session timeout passes, and rebalances;
 4. a static member (``group.instance.id``) restarts within its session timeout:
-   the coordinator swaps in its new member id without a rebalance.
+   the coordinator swaps in its new member id without a rebalance;
+5. the end, the static-membership lesson: the static member shuts down for good (a static member
+   sends no LeaveGroup). The coordinator keeps its place and partitions, since it might be
+   restarting; only its session timeout (10 s) would end the wait. The demo ends it at once as an
+   operator would (Kafka's ``Admin.removeMembersFromConsumerGroup``; here the emulator's expire).
 """
 
 from __future__ import annotations
@@ -152,7 +156,7 @@ def _crash_a_member(emu: Emulator, consumers: list[DemoConsumer], generation: in
     return view.generation_id
 
 
-def _restart_static(emu: Emulator, consumers: list[DemoConsumer], generation: int) -> None:
+def _restart_static(emu: Emulator, consumers: list[DemoConsumer], generation: int) -> DemoConsumer:
     from kafka.coordinator.assignors.range import RangePartitionAssignor as Range
 
     _step("5. a static member (group.instance.id=static-1) joins, then restarts within its session timeout")
@@ -167,7 +171,35 @@ def _restart_static(emu: Emulator, consumers: list[DemoConsumer], generation: in
     after = _settle(emu, [*consumers, again], view.generation_id, 3)
     same = "no rebalance" if after.generation_id == view.generation_id else "a rebalance (unexpected)"
     print(f"    generation before restart {view.generation_id}, after {after.generation_id}: {same}", flush=True)
-    again.close()
+    return again
+
+
+_LESSON = (
+    "static-1 is gone, but the coordinator keeps its place and its partitions {parts}: a static member that "
+    "stops sending heartbeats may be restarting (step 5), so no rebalance starts until its session timeout, "
+    "10000 ms here, has passed, and until then nobody reads those partitions. That is the price of a restart "
+    "without a rebalance: a long session timeout makes restarts cheap and real departures slow. What ends the "
+    "wait early: an operator removing the member (Kafka's Admin.removeMembersFromConsumerGroup sends a "
+    "LeaveGroup naming its group.instance.id), or the member coming back. The demo removes it now with the "
+    "emulator's expire instead of waiting."
+)
+
+
+def _static_lesson(emu: Emulator, static: DemoConsumer, consumers: list[DemoConsumer]) -> None:
+    """The end, made deliberate (issue 19, item 6): the static member's stall is the lesson, not noise."""
+    _step("6. the end: static-1 shuts down for good (a static member sends no LeaveGroup)")
+    parts = static.assignment()
+    static.close()
+    view = emu.group(GROUP)
+    assert isinstance(view, GroupView)  # the demo's group is classic
+    print(textwrap.fill(_LESSON.format(parts=parts), 100, initial_indent="    ", subsequent_indent="    "),
+          flush=True)
+    member = next(m for m in view.members if m.group_instance_id == "static-1")
+    emu.expire_member(GROUP, member.member_id)
+    _settle(emu, consumers, view.generation_id + 1, 2)
+    print(f"    static-1 removed: the others rebalanced at once and read {parts} again", flush=True)
+    for c in consumers:
+        c.close()
 
 
 def run(record_path: str = "demo-recording.jsonl") -> int:
@@ -185,9 +217,8 @@ def run(record_path: str = "demo-recording.jsonl") -> int:
         consumers.pop().close()
         view = _settle(emu, consumers, view.generation_id + 1, 2)
         generation = _crash_a_member(emu, consumers, view.generation_id)
-        _restart_static(emu, consumers, generation)
-        for c in consumers:
-            c.close()
+        static = _restart_static(emu, consumers, generation)
+        _static_lesson(emu, static, consumers)
     _step("done")
     print(f"records read by the in-process consumers: {DemoConsumer.total} of {RECORDS} produced "
           "(a record read again after its partition moved counts again)", flush=True)

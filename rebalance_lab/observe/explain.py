@@ -221,6 +221,7 @@ class GroupStories:
     history: deque[RebalanceStory] = field(default_factory=lambda: deque(maxlen=HISTORY))
     pending_withheld: frozenset[TP] = frozenset()  # withheld by the last generation: a second round is due
     operator_expires: set[str] = field(default_factory=set)  # members the operator is expiring now
+    operator_removed: bool = False  # the last removal was the operator's: the rebalance it starts is too
 
     def stories(self) -> list[RebalanceStory]:
         """Finished stories, oldest first, then the one under way."""
@@ -356,6 +357,7 @@ def _left(g: GroupStories, rec: r.GroupRecord) -> list[Told]:
     new_leader = rec.new_leader_id if before == rec.member_id else None
     operator = rec.member_id in g.operator_expires
     g.operator_expires.discard(rec.member_id)
+    g.operator_removed = operator
     kind = NoteKind.EXPIRED if isinstance(rec, r.MemberExpired) else NoteKind.LEFT
     return [(Note(rec.ts_ms, rec.group_id, kind, rec.member_id, instance_id=rec.group_instance_id,
                   cause=rec.cause, other_id=new_leader, flag=operator), g.current)]
@@ -398,7 +400,9 @@ def _fault(g: GroupStories, rec: r.GroupRecord) -> list[Told]:
 
 def _rebalance(g: GroupStories, rec: r.GroupRecord) -> list[Told]:
     assert isinstance(rec, r.RebalancePrepared)
-    story = RebalanceStory(rec.group_id, g.flavor, rec.ts_ms, rec.generation, rec.reason, rec.reason_code,
+    code = "operator_expire" if g.operator_removed and rec.reason_code == "session_timeout" else rec.reason_code
+    g.operator_removed = False
+    story = RebalanceStory(rec.group_id, g.flavor, rec.ts_ms, rec.generation, rec.reason, code,
                            rec.from_state, rec.initial_delay_ms, previous_leader_id=g.generation_leader)
     # A cooperative assignor withholds what it revoked; the members that revoked rejoin at once and the
     # follow-up round gives those partitions out (ConsumerCoordinator.onJoinComplete, KIP-429).
@@ -425,6 +429,7 @@ def _generation(g: GroupStories, rec: r.GroupRecord) -> list[Told]:
                                            g.state, previous_leader_id=g.generation_leader)
     g.protocol_type, g.protocol, g.leader_id = rec.protocol_type, rec.protocol, rec.leader_id
     g.generation_leader = rec.leader_id
+    g.operator_removed = False
     votes = dict(rec.votes)
     story.generation, story.candidates, story.winner, story.leader_id = (
         rec.generation, rec.candidates, rec.protocol, rec.leader_id)

@@ -167,8 +167,8 @@ def _leader_after(told: Told) -> str:
 def _expired(told: Told) -> list[Line]:
     n = told[0]
     if n.flag:
-        text = (f"member {short(n.member_id)} expired by the operator (fault injection or the control endpoint), "
-                "as its session timeout would: it is removed")
+        text = (f"member {short(n.member_id)} expired by the operator (the Python API, the control endpoint or "
+                "a fault plan), as its session timeout would: it is removed")
     elif n.cause == "new_member_join_timeout":
         text = f"new member {short(n.member_id)} did not complete its join within 5 minutes: it is removed"
     else:
@@ -214,7 +214,7 @@ _WHY = {
     "static_rejoin_metadata": "a static member came back during CompletingRebalance",
     "protocol_change": "a static member's new protocols change the selected protocol",
     "session_timeout": "a member's session expired", "sync_timeout": "members did not sync in time",
-    "forced": "the operator forced it",
+    "forced": "the operator forced it", "operator_expire": "the operator expired a member",
 }
 
 

@@ -98,11 +98,15 @@ def test_the_readme_demo_plays_every_step_with_real_clients(tmp_path: Path) -> N
                             text=True, timeout=420, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr[-3000:]
     out = result.stdout
-    assert "candidate protocols (offered by every member) {range, roundrobin}" in out
+    assert "candidates (offered by every member): range, roundrobin" in out
     assert "range wins 2 to 1" in out
-    assert "left (member_leave)" in out
+    assert "sent LeaveGroup" in out
     assert "expired: no heartbeat within its session timeout" in out
-    assert "came back" in out and ": no rebalance" in out
+    assert "is back as member" in out and "no rebalance: a static member back within its session timeout" in out
+    # the ending is the static-membership lesson, ended at once by the operator's expire (issue 19, item 6)
+    assert "the coordinator keeps its place and its partitions" in out and "expired by the operator" in out
+    assert "static-1 removed: the others rebalanced at once" in out
+    assert max(len(line) for line in out.splitlines() if line.startswith(("[", "    "))) <= 100
     assert (tmp_path / "demo.jsonl").stat().st_size > 0
     # ... and ends by replaying its own recording on Spark, pointing at the report
     report = tmp_path / "demo-replay" / "report.html"

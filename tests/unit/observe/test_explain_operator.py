@@ -25,7 +25,7 @@ async def test_an_operators_expire_is_told_as_the_operators_before_the_rebalance
     lines = out.getvalue().splitlines()
     said = [i for i, line in enumerate(lines) if "g: fault injected: expire_member" in line]
     expired = [i for i, line in enumerate(lines) if "expired by the operator" in line]
-    rebalance = [i for i, line in enumerate(lines) if "rebalance to generation 2" in line]
+    rebalance = [i for i, line in enumerate(lines) if "rebalance to generation 2: the operator expired" in line]
     assert said and expired and rebalance and said[0] < expired[0] < rebalance[0], out.getvalue()
     assert "no heartbeat within its session timeout" not in out.getvalue()
     kinds = [json.loads(line)["event_type"] for line in record.read_text().splitlines()]
