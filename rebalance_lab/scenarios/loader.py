@@ -66,6 +66,7 @@ def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
     return Scenario(
         name=str(data.get("name", "scenario")),
         description=str(data.get("description", "")),
+        lesson=" ".join(str(data.get("lesson", "")).split()),
         group=group,
         members=members,
         steps=steps,

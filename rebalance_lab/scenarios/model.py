@@ -121,6 +121,7 @@ class Scenario:
     steps: tuple[Step, ...]
     group: str = "g"
     description: str = ""
+    lesson: str = ""  # one sentence of what it teaches (``play --list``)
     topics: Mapping[str, int] = field(default_factory=dict)
     versions: Mapping[str, int] = field(default_factory=dict)  # API name -> preferred version
     initial_rebalance_delay_ms: int = 0  # what the broker under test is configured with

@@ -21,6 +21,7 @@ import dataclasses
 import inspect
 import textwrap
 import time
+from collections import Counter
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -32,11 +33,13 @@ from rebalance_lab.scenarios.actions import Outgoing
 from rebalance_lab.scenarios.compare import emulator_config
 from rebalance_lab.scenarios.model import Scenario, ScenarioError, Step
 from rebalance_lab.scenarios.normalise import Normaliser
+from rebalance_lab.scenarios.requests import API_KEYS
 from rebalance_lab.scenarios.runner import InFlight, ScenarioRun
 from rebalance_lab.scenarios.transcript import ANSWERED, Entry, StepRecord, Transcript
 
 WIDTH = 100
 _CATCH_UP_S = 0.03  # real time for the in-process server to answer what was sent, before the clock moves
+_PARKED_S = 0.2  # a request the server has read and not answered in this long is parked (waits for a timer)
 _FLAVOR_LINES = {"4": Flavor.KAFKA_4, "3": Flavor.KAFKA_3}
 _QUIET = frozenset({"error_code", "throttle_time_ms", "error_message", "skip_assignment", "protocol_type"})
 
@@ -102,6 +105,12 @@ class PlayRun(ScenarioRun):
         self._out = out
         self._explain = explain
         self._gate = gate
+        # requests read by the server, and the count each of ours waits for: the clock may jump only once every
+        # awaited request has been read and its answer has had time to come (so it is parked, not slow)
+        self._seen: Counter[tuple[str, int]] = Counter()
+        self._expected: dict[tuple[str, int], int] = {}
+        self._targets: dict[int, tuple[tuple[str, int], int]] = {}
+        server.add_request_observer(self._on_request)
 
     def say(self, text: str) -> None:
         self._out.write(text + "\n")
@@ -116,9 +125,20 @@ class PlayRun(ScenarioRun):
             self._print_entry(entry)
 
     async def _send(self, out: Outgoing) -> InFlight:
+        key = (out.client_id, API_KEYS[out.api])
+        self._expected[key] = max(self._expected.get(key, 0), self._seen[key]) + 1
         flight = await super()._send(out)
+        self._targets[id(flight.future)] = (key, self._expected[key])
         self.say(f"  {flight.who} -> {flight.api} v{flight.version}")
         return flight
+
+    def _seen_by_server(self, flight: InFlight) -> bool:
+        """The coordinator has read the request (by client id and API: the n-th one sent, the n-th read)."""
+        key, target = self._targets.get(id(flight.future), (("", -1), 0))
+        return self._seen[key] >= target
+
+    def _on_request(self, api_key: int, api_version: int, client_id: str | None) -> None:
+        self._seen[(client_id or "", api_key)] += 1
 
     def _print_entry(self, entry: Entry) -> None:
         if entry.outcome != ANSWERED or entry.raw is None:
@@ -155,16 +175,19 @@ class PlayRun(ScenarioRun):
         budget_ms, deadline = int(timeout_s * 1000), time.monotonic() + timeout_s
         while True:
             futures = [f.future for f in flights if not f.future.done()]
-            if not futures:
-                return
+            if not futures or time.monotonic() >= deadline:
+                return  # answered, or nothing will answer: the entry says timeout, as on a real run
             await asyncio.wait(futures, timeout=_CATCH_UP_S * 3)
+            if all(f.future.done() for f in flights):
+                return
+            if not all(self._seen_by_server(f) for f in flights if not f.future.done()):
+                continue  # a slow machine: the request is still on its way in
+            await asyncio.wait(futures, timeout=_PARKED_S)
             if all(f.future.done() for f in flights):
                 return
             world = self._server.world
             due = world.next_deadline()
             if due is None or budget_ms <= 0:
-                if time.monotonic() >= deadline:
-                    return  # nothing will answer: the entry says timeout, as on a real run
                 continue
             step_ms = max(0, min(due - world.now_ms(), budget_ms))
             self.say(f"  (clock +{step_ms} ms: the coordinator's next timer)")
@@ -215,6 +238,8 @@ async def play_async(scenario: Scenario, out: IO[str], options: PlayOptions,
         opened.append(recording)
     server = EmulatorServer(config, world_hooks=(*hooks, _narrator_hook(out, options.explain)))
     out.write(f"scenario {scenario.name} on {flavor.value} (manual clock)\n")
+    if scenario.lesson:
+        out.write(textwrap.fill(scenario.lesson, WIDTH) + "\n")
     if scenario.description:
         out.write(textwrap.fill(" ".join(scenario.description.split()), WIDTH) + "\n")
     try:
