@@ -1,0 +1,34 @@
+"""The evidence of a scripted history on each real broker of the session, captured once (issue 20 item 1).
+
+``evidence["4"]`` / ``evidence["3"]``: the scenario of :mod:`tests.replay_evidence.scenario` run by
+real kafka-python consumers on the session's Kafka 4.4.0 / 3.9.2 broker (tests/conftest.py), with the
+broker's server.log (at the levels its distribution ships: INFO), the ``__consumer_offsets`` dump and
+the clients' own record. About a minute per broker; brokers that cannot start fail in CI.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import Brokers
+from tests.replay_evidence.capture import Evidence, capture
+
+
+class Captures:
+    def __init__(self, brokers: Brokers, root: Path) -> None:
+        self._brokers = brokers
+        self._root = root
+        self._done: dict[str, tuple[Evidence, dict[str, Path]]] = {}
+
+    def get(self, flavor: str) -> tuple[Evidence, dict[str, Path]]:
+        if flavor not in self._done:
+            evidence = capture(self._brokers.get(flavor), flavor)
+            self._done[flavor] = (evidence, evidence.write(self._root / f"kafka-{flavor}"))
+        return self._done[flavor]
+
+
+@pytest.fixture(scope="session")
+def evidence(kafka_brokers: Brokers, tmp_path_factory: pytest.TempPathFactory) -> Captures:
+    return Captures(kafka_brokers, tmp_path_factory.mktemp("replay-evidence"))
