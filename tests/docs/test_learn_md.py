@@ -77,3 +77,15 @@ def test_the_tutorial_command_runs_and_prints_what_it_says(
     else:
         written = workdir / words[words.index("--out") + 1]
         assert written.stat().st_size > 0
+
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+_README_SECTION = re.compile(r"^## Learning the protocol.*?^```bash\n(.*?)^```$", re.MULTILINE | re.DOTALL)
+
+
+def test_the_readmes_play_and_diagram_commands_are_tutorial_commands_so_they_run_too() -> None:
+    section = _README_SECTION.search(README.read_text(encoding="utf-8"))
+    assert section is not None, "README.md has no 'Learning the protocol' section with commands"
+    readme_commands = [line for line in section.group(1).splitlines() if line.strip()]
+    assert len(readme_commands) == 4
+    assert set(readme_commands) <= {c.line for c in COMMANDS}
