@@ -153,3 +153,19 @@ def test_a_timed_scenario_on_the_manual_clock_reads_as_a_real_time_run(name: str
     played = asyncio.run(play_async(scenario, io.StringIO(), PlayOptions()))
     real = asyncio.run(run_on_emulator(scenario, flavor))
     assert diff_transcripts(real, played) == []
+
+
+def test_diff_takes_a_packaged_scenarios_name(capsys: pytest.CaptureFixture[str]) -> None:
+    from rebalance_lab.api import Emulator
+
+    with Emulator(initial_rebalance_delay_ms=0, api_versions="kafka-4") as emulator:  # as diff's own emulator
+        status = main(["diff", "protocol_tie_break", "--against", emulator.bootstrap_servers])
+    out, err = capsys.readouterr()
+    assert status == 0, out + err
+    assert "protocol_tie_break: same transcript on the emulator (kafka-4)" in out
+
+
+def test_diff_with_an_unknown_name_exits_2_and_suggests_names(capsys: pytest.CaptureFixture[str]) -> None:
+    status = main(["diff", "protocol_tie", "--against", "127.0.0.1:1"])
+    _, err = capsys.readouterr()
+    assert status == 2 and "did you mean protocol_vote, protocol_tie_break" in err
