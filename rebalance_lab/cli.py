@@ -10,6 +10,7 @@ import os
 import signal
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from rebalance_lab.config import JOIN_RACES, ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
@@ -35,12 +36,24 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _topic(value: str) -> tuple[str, int]:
+    """NAME[:PARTITIONS]; the name is checked first and as Kafka checks it (Topic.validate), so the error
+    blames the part that is wrong."""
+    from rebalance_lab.coordinator.cluster import validate_topic_name
+    from rebalance_lab.protocol.errors import KafkaError
+
     name, _, count = value.partition(":")
+    if not name:
+        raise argparse.ArgumentTypeError(f"a topic needs a name before the colon: {value!r} (expected "
+                                         "NAME[:PARTITIONS])")
+    try:
+        validate_topic_name(name)
+    except KafkaError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
     try:
         partitions = int(count) if count else 1
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected NAME[:PARTITIONS], got {value!r}") from None
-    if not name or partitions <= 0:
+    if partitions <= 0:
         raise argparse.ArgumentTypeError(f"expected NAME[:PARTITIONS] with PARTITIONS > 0, got {value!r}")
     return name, partitions
 
@@ -91,7 +104,8 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
                      "published port (default: the port it listens on)")
     net.add_argument("--brokers", type=_positive, default=1, help="number of emulated brokers (default: 1)")
     net.add_argument("--racks", default="", help="comma-separated rack per broker, e.g. a,b,c (default: none)")
-    net.add_argument("--cluster-id", default="rebalance-lab-cluster", help="cluster id in Metadata")
+    net.add_argument("--cluster-id", default="rebalance-lab-cluster",
+                     help="cluster id in Metadata (default: %(default)s)")
     net.add_argument("--flavor", choices=[f.value for f in Flavor], default=Flavor.KAFKA_4.value,
                      help="which coordinator to imitate: kafka-4 (Java, default) or kafka-3 (Scala)")
     net.add_argument("--api-versions", default="codec",
@@ -120,9 +134,14 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
                         "1: sampled (as often as on a real broker, seeded by --seed), separate (never: the first "
                         "rejoin completes it alone), together (always: it waits for every member handed an id); "
                         "default: sampled")
-    groups.add_argument("--min-session-timeout-ms", type=_non_negative, default=6000)
-    groups.add_argument("--max-session-timeout-ms", type=_non_negative, default=1_800_000)
-    groups.add_argument("--group-max-size", type=_positive, default=2_147_483_647)
+    groups.add_argument("--min-session-timeout-ms", type=_non_negative, default=6000,
+                        help="group.min.session.timeout.ms: the shortest session a member may ask for "
+                        "(default: %(default)s)")
+    groups.add_argument("--max-session-timeout-ms", type=_non_negative, default=1_800_000,
+                        help="group.max.session.timeout.ms: the longest session a member may ask for "
+                        "(default: %(default)s)")
+    groups.add_argument("--group-max-size", type=_positive, default=2_147_483_647,
+                        help="group.max.size: members per classic group (default: %(default)s)")
     groups.add_argument("--offsets-topic-partitions", type=_positive, default=50,
                         help="offsets.topic.num.partitions: decides each group's coordinator (default: 50)")
     _add_consumer_group_options(serve)
@@ -148,7 +167,8 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     out.add_argument("--record", metavar="FILE", help="write every coordinator event as JSON Lines to FILE")
     out.add_argument("--explain", action="store_true", help="narrate each rebalance step on standard output")
     out.add_argument("--seed", type=int, help="make member ids and placement reproducible")
-    out.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    out.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
+                     help="the emulator's own log lines on standard error (default: %(default)s)")
     ctl = serve.add_argument_group("control (testing toolkit)")
     ctl.add_argument("--control-port", type=_port, metavar="PORT",
                      help="serve the HTTP/JSON control endpoint (inspection, faults) on PORT; off by default")
@@ -320,6 +340,31 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_files(args: argparse.Namespace) -> None:
+    """The files serve reads or writes, checked before any port is bound, so that the error names the file
+    (a ValueError: a usage error, exit 2), not the address the emulator was about to listen on."""
+    from rebalance_lab.protocol.versions import VersionTable
+
+    VersionTable.build((), args.api_versions)  # a VersionTableError names the file and what is wrong in it
+    if args.record:
+        folder = Path(args.record).absolute().parent
+        if not folder.is_dir():
+            raise ValueError(f"cannot write the recording {args.record}: there is no directory {folder}")
+
+
+class _CannotListen(Exception):
+    """An address serve could not listen on: a broker's or the control endpoint's (exit 2)."""
+
+    def __init__(self, what: str, address: str, cause: OSError) -> None:
+        super().__init__(f"cannot listen on {address} ({what}): {cause.strerror or cause}")
+
+
+def _broker_addresses(config: EmulatorConfig) -> str:
+    if config.port == 0 or config.brokers == 1:
+        return f"{config.host}:{config.port}"
+    return f"{config.host}:{config.port}-{config.port + config.brokers - 1}"
+
+
 def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
     racks = tuple(r or None for r in args.racks.split(",")) if args.racks else ()
     if args.control_port is not None:
@@ -330,6 +375,7 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
         raise ValueError(f"--racks names {len(racks)} racks for {args.brokers} brokers")
     if args.manual_clock and args.control_port is None:
         raise ValueError("--manual-clock needs --control-port: time moves only when the endpoint advances it")
+    _check_files(args)
     group = GroupConfig(
         min_session_timeout_ms=args.min_session_timeout_ms,
         max_session_timeout_ms=args.max_session_timeout_ms,
@@ -367,13 +413,23 @@ async def _serve(config: EmulatorConfig) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    emulator = await start_emulator(config)
+    try:
+        emulator = await start_emulator(config)
+    except OSError as exc:
+        if exc.filename is not None:  # a file, not an address: let main name it
+            raise
+        raise _CannotListen("the brokers, --port", _broker_addresses(config), exc) from exc
     control = None
     if config.control_port is not None:  # faults reach a serve process only through the endpoint
         from rebalance_lab.control import toolkit
 
         toolkit.install(emulator, narrate_to=sys.stdout if config.explain else None)
-        control = await toolkit.start_control(emulator)
+        try:
+            control = await toolkit.start_control(emulator)
+        except OSError as exc:
+            await emulator.stop()
+            address = f"{config.control_host}:{config.control_port}"
+            raise _CannotListen("the control endpoint, --control-port", address, exc) from exc
     try:
         print(f"rebalance-lab {config.flavor.value} listening; bootstrap servers: {emulator.bootstrap_servers}",
               flush=True)
@@ -404,6 +460,26 @@ def _check_recording(emulator: EmulatorServer) -> None:
         raise RuntimeError(f"the recording {recording.name} is incomplete: {recording.failure()}")
 
 
+def _run_serve(parser: _Parser, args: argparse.Namespace) -> int:
+    """Exit 2 for what the user gave (options, files, addresses in use), 1 for a failure of the run."""
+    try:
+        config = config_from_args(args)
+    except ValueError as exc:
+        parser.exit(EXIT_USAGE, f"rebalance-lab: error: {exc}\n")
+    try:
+        asyncio.run(_serve(config))
+    except _CannotListen as exc:
+        print(f"rebalance-lab: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # a file serve was given (--data-dir, a certificate, ...), named by the error
+        print(f"rebalance-lab: error: cannot use {exc.filename or 'a file'}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as exc:  # a clear one-line reason instead of a traceback
+        print(f"rebalance-lab: error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -411,20 +487,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=getattr(args, "log_level", "WARNING"), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     if args.command == "serve":
-        try:
-            config = config_from_args(args)
-        except ValueError as exc:
-            parser.exit(EXIT_USAGE, f"rebalance-lab: error: {exc}\n")
-        try:
-            asyncio.run(_serve(config))
-        except OSError as exc:
-            print(f"rebalance-lab: error: cannot listen on {config.host}:{config.port}: {exc.strerror or exc}",
-                  file=sys.stderr)
-            return EXIT_USAGE
-        except Exception as exc:  # a clear one-line reason instead of a traceback
-            print(f"rebalance-lab: error: {exc}", file=sys.stderr)
-            return 1
-        return 0
+        return _run_serve(parser, args)
     if args.command == "demo":
         from rebalance_lab.demo import replay, run
 
