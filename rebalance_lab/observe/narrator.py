@@ -24,9 +24,10 @@ from rebalance_lab.coordinator.transactions.service import transactions_of
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.observe import narrate_classic
 from rebalance_lab.observe.explain import Explainer
+from rebalance_lab.observe.explain_consumer import Change, ConsumerExplainer
 from rebalance_lab.observe.narrate_classic import Line
 from rebalance_lab.observe.narrate_classic import short as short
-from rebalance_lab.observe.narrate_consumer import ConsumerNarration
+from rebalance_lab.observe.narrate_consumer import ConsumerNarration, short_member, tps_text
 
 WIDTH = 100  # columns, time prefix included
 INDENT = 12  # continuation lines start under the text after ``[  12.345s] ``
@@ -51,6 +52,7 @@ class Narrator:
         self._start = now_ms()
         self._colour = wants_colour(out) if colour is None else colour
         self.explainer = Explainer(flavor)
+        self.consumer_explainer = ConsumerExplainer()
         self._consumer = ConsumerNarration()
 
     def _paint(self, text: str, style: str) -> str:
@@ -85,15 +87,44 @@ class Narrator:
     def say_wrapped(self, ts_ms: int, group: str, text: str) -> None:
         self.say(ts_ms, group, text)
 
+    def _on_consumer(self, record: ConsumerRecord) -> None:
+        """The record's own lines; the group state change and a reconciled epoch's block under the last."""
+        texts = self._consumer.describe(record)
+        change = self.consumer_explainer.on_record(record)
+        rows = consumer_rows(change) if change is not None else []
+        if rows and not texts:
+            texts, rows = [rows[0].text], rows[1:]
+        for text in texts[:-1]:
+            self.say(record.ts_ms, record.group_id, text)
+        if texts:
+            self._emit(record.ts_ms, record.group_id, [Line(texts[-1]), *rows])
+
     def on_record(self, record: r.GroupRecord) -> None:
         if isinstance(record, ConsumerRecord):
-            for text in self._consumer.describe(record):
-                self.say(record.ts_ms, record.group_id, text)
+            self._on_consumer(record)
             return
         for told in self.explainer.on_record(record):
             said = narrate_classic.lines(told)
             if said:
                 self._emit(record.ts_ms, record.group_id, said)
+
+
+def consumer_rows(change: Change) -> list[Line]:
+    """Under a consumer group's record: its group state change, and the block of an epoch now reconciled."""
+    rows = [Line(f"group state {change.before} -> {change.after}", row=True)]
+    story = change.reconciled
+    if story is None:
+        return rows
+    took = f" in {story.reconciled_ms - story.started_ms} ms" if story.reconciled_ms is not None else ""
+    rows.append(Line(f"epoch {story.epoch} reconciled{took}: every member owns its target "
+                     f"({story.assignor or 'no'} assignor)", "head", row=True))
+    width = max((len(short_member(m)) for m in story.target), default=0)
+    for member_id, target in story.target.items():
+        revoked = story.revoked.get(member_id)
+        extra = f" (revoked {tps_text(revoked)} first)" if revoked else ""
+        rows.append(Line(f"  {short_member(member_id):<{width}}  {tps_text(target)}{extra}", row=True))
+    rows.append(Line(f"moved: {tps_text(story.moved)}" if story.moved else "nothing moved", row=True))
+    return rows
 
 
 def install(world: World, out: IO[str]) -> Narrator:
