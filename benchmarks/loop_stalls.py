@@ -25,7 +25,14 @@ if str(REPO_ROOT) not in sys.path:  # tests.support is imported from the reposit
 from rebalance_lab.config import EmulatorConfig, GroupConfig  # noqa: E402
 from rebalance_lab.coordinator.server import EmulatorServer  # noqa: E402
 from tests.integration.wire import RawConnection  # noqa: E402
-from tests.support.big_requests import BUILDERS, PARTITIONS, TOPICS, frame  # noqa: E402
+from tests.support.big_requests import (  # noqa: E402
+    BUILDERS,
+    PARTITIONS,
+    TOPICS,
+    WIRE_SETUPS,
+    WORLD_SETUPS,
+    frame,
+)
 
 
 class LagProbe:
@@ -57,6 +64,10 @@ class LagProbe:
 async def measure(server: EmulatorServer, name: str, entries: int) -> str:
     request = await asyncio.to_thread(frame, name, entries)
     broker = server.world.cluster.brokers[0]
+    if name in WORLD_SETUPS:  # the bindings or groups the request lists, made before the probe starts
+        WORLD_SETUPS[name](server.world, entries)
+    if name in WIRE_SETUPS:
+        await WIRE_SETUPS[name]((broker.host, broker.port), entries)
     conn = await RawConnection.open(broker.host, broker.port)
     started = time.perf_counter()
     with LagProbe() as probe:

@@ -26,6 +26,7 @@ import itertools
 import logging
 import socket
 import time
+import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -422,9 +423,14 @@ class EmulatorServer:
     async def _encode(self, body: Any, correlation_id: int, request: Any, *, big: bool) -> bytes:
         if not (big or _large(body)):
             return codec.encode_response(body, correlation_id)
-        response = bytes(await self._off_loop(codec.encode_response, body, correlation_id))
-        if big:
-            await _release(request, body)
+        with self._collector.held():
+            if big:  # the request's entries are not needed to encode the answer: fewer objects alive at the peak
+                await _release_entries(request, body)
+            response = bytes(await self._off_loop(codec.encode_response, body, correlation_id))
+            if big:
+                await _release(request, body)
+            else:
+                await _release(body)  # a small request's answer may be big (DescribeAcls, ListGroups)
         return response
 
     async def _decode(self, payload: bytes) -> codec.DecodedRequest:
@@ -450,7 +456,8 @@ class EmulatorServer:
             if isinstance(result, Parked):
                 result = await self._await_parked(result)
             elif isinstance(result, Stepped):
-                result = await self._run_steps(result)
+                with self._collector.held():  # a stepped handler's work is big, whatever the request's size
+                    result = await self._run_steps(result)
             elif inspect.isawaitable(result):
                 self._arm_timer()  # as for a parked reply: a long poll must not hold back the batch's timers
                 result = await result
@@ -492,40 +499,105 @@ class EmulatorServer:
 
 
 def _large(body: Any) -> bool:
+    """Whether an answer lists enough entries (at any depth: topics, partitions, ACL resources, members'
+    partitions) that encoding it would hold the loop; stops counting once it knows."""
     if type(body) in _ANSWERS_NEVER_LARGE:
         return False
-    """Whether an answer lists enough topics and partitions that encoding it would hold the loop."""
-    total = 0
-    for name in ("topics", "responses", "results", "groups"):
-        items = getattr(body, name, None)
-        if not isinstance(items, list):
-            continue
-        total += len(items)
-        for item in items:
+    return _entries(body, 0, _DEPTH) > _LARGE_RESPONSE_ENTRIES
+
+
+_SLOTS: dict[type, tuple[str, ...]] = {}  # the slot names of each message class (kafka-python's containers)
+_CONTAINERS: dict[type, tuple[str, ...]] = {}
+_DEPTH = 5  # answer -> groups -> members -> assignment -> topics -> partitions (ConsumerGroupDescribe)
+_SCALARS = (int, float, str, bytes, bytearray, memoryview, set, frozenset, uuid.UUID, type(None))
+
+
+def _names(message: Any) -> tuple[str, ...]:
+    names = _SLOTS.get(type(message))
+    if names is None:
+        names = _SLOTS[type(message)] = tuple(n for c in type(message).__mro__ for n in c.__dict__.get("__slots__", ()))
+    return names + tuple(message.__dict__) if hasattr(message, "__dict__") else names
+
+
+def _containers(entry: Any) -> tuple[str, ...]:
+    """The fields of an entry's class that hold lists or structs (as seen in the first entry of that class)."""
+    names = _CONTAINERS.get(type(entry))
+    if names is None:
+        names = _CONTAINERS[type(entry)] = tuple(n for n in _names(entry)
+                                                 if not isinstance(getattr(entry, n, None), _SCALARS))
+    return names
+
+
+def _fields(message: Any) -> list[Any]:
+    """The field values of a message object, whatever the codec's class (slots or a ``__dict__``)."""
+    if isinstance(message, _SCALARS):
+        return []
+    return [getattr(message, name, None) for name in _names(message)]
+
+
+def _entries(message: Any, total: int, depth: int) -> int:
+    """``total`` plus the list entries of ``message`` down to ``depth`` levels, or more than the limit."""
+    for value in _fields(message):
+        total = _value_entries(value, total, depth)
+        if total > _LARGE_RESPONSE_ENTRIES:
+            break
+    return total
+
+
+def _value_entries(value: Any, total: int, depth: int) -> int:
+    if isinstance(value, list):
+        total += len(value)
+        if depth == 0 or not value or isinstance(value[0], _SCALARS):
+            return total
+        # The entries of a list share a shape: only the fields that hold lists or structs in the first are
+        # looked at (60 ApiVersions entries cost nothing; topics are looked at for their partitions)
+        inner = _containers(value[0])
+        for item in value if inner else ():
+            for name in inner:
+                total = _value_entries(getattr(item, name, None), total, depth - 1)
             if total > _LARGE_RESPONSE_ENTRIES:
-                return True
-            total += len(getattr(item, "partitions", None) or ())
-    return total > _LARGE_RESPONSE_ENTRIES
+                break
+        return total
+    if depth > 0 and not isinstance(value, _SCALARS):
+        return _entries(value, total, depth - 1)  # a nested struct (a member's assignment)
+    return total
 
 
 async def _release(*messages: Any) -> None:
     """Free a big request's and answer's entries a slice at a time, yielding in between.
 
     Freeing 250,000 topic entries at once is one C call that holds the GIL for 100-200 ms: the loop
-    would stall after the answer as it no longer does before it.
+    would stall after the answer as it no longer does before it. Lists inside the entries of a short
+    list are freed first (a few topics of 10,000 partitions each, a group's members' partitions).
     """
     for message in messages:
-        for name in ("topics", "responses", "results", "groups"):
-            items = getattr(message, name, None)
-            if not isinstance(items, list):
-                continue
-            for item in items if len(items) <= _RELEASE_SLICE else ():  # a few topics of 10,000 partitions each
-                await _release_list(getattr(item, "partitions", None))
-            await _release_list(items)
+        await _release_lists(message, _DEPTH)
 
 
-async def _release_list(items: Any) -> None:
-    if isinstance(items, list):
-        while len(items) > _RELEASE_SLICE:
-            del items[-_RELEASE_SLICE:]
-            await asyncio.sleep(0)
+async def _release_entries(request: Any, answer: Any) -> None:
+    """Drop a big request's top-level entries (250,000 Metadata topics: ~60 MiB) before its answer is encoded.
+
+    Only the request's own top-level lists are emptied (an entry the answer still references lives on);
+    a list the answer holds as it is, is left alone."""
+    kept = {id(value) for value in _fields(answer) if isinstance(value, list)}
+    for value in _fields(request):
+        if isinstance(value, list) and len(value) > _RELEASE_SLICE and id(value) not in kept:
+            await _release_list(value)
+
+
+async def _release_lists(message: Any, depth: int) -> None:
+    for value in _fields(message):
+        if isinstance(value, list):
+            for item in value if depth > 0 and len(value) <= _RELEASE_SLICE else ():
+                if isinstance(item, _SCALARS):
+                    break
+                await _release_lists(item, depth - 1)
+            await _release_list(value)
+        elif depth > 0 and not isinstance(value, _SCALARS):
+            await _release_lists(value, depth - 1)
+
+
+async def _release_list(items: list[Any]) -> None:
+    while len(items) > _RELEASE_SLICE:
+        del items[-_RELEASE_SLICE:]
+        await asyncio.sleep(0)

@@ -24,10 +24,23 @@ from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
 from rebalance_lab.security.authorizer import StandardAuthorizer
 from tests.integration.wire import RawConnection
-from tests.support.big_requests import BUILDERS, PARTITIONS, TOPICS, frame
+from tests.support.big_requests import (
+    BIG_GROUP,
+    BIG_GROUP_MEMBERS,
+    BUILDERS,
+    PARTITIONS,
+    TOPICS,
+    WIRE_SETUPS,
+    WORLD_SETUPS,
+    frame,
+)
 from tests.support.canary import Canary
 
 ENTRIES = 200_000
+# Fewer entries where the work per entry is heavy: enough to hold the loop 2-5 s before the handler was stepped
+# (benchmarks/loop_stalls.py), so the canary's 1 s sessions expired, and a shorter run for the suite.
+SIZES = {"produce": 20_000, "alter_configs": 40_000, "incremental_alter_configs": 40_000, "describe_acls": 40_000,
+         "delete_acls": 60_000, "list_groups": 40_000, "consumer_group_describe": 200_000}
 SESSION_MS = 1_000
 
 
@@ -48,8 +61,12 @@ async def server() -> AsyncIterator[EmulatorServer]:
 
 async def _served_beside_a_canary(server: EmulatorServer, name: str) -> Any:
     api_key, version, _fields = BUILDERS[name](1)
-    request = await asyncio.to_thread(frame, name, ENTRIES, 7)
+    request = await asyncio.to_thread(frame, name, SIZES.get(name, ENTRIES), 7)
     broker = server.world.cluster.brokers[0]
+    if name in WORLD_SETUPS:  # the bindings or groups the request lists
+        WORLD_SETUPS[name](server.world, SIZES.get(name, ENTRIES))
+    if name in WIRE_SETUPS:
+        await WIRE_SETUPS[name]((broker.host, broker.port), SIZES.get(name, ENTRIES))
     async with Canary(server.bootstrap_servers, session_timeout_ms=SESSION_MS, heartbeat_interval_ms=100) as canary:
         offender = await RawConnection.open(broker.host, broker.port)
         await offender.send_raw(request)
@@ -142,6 +159,55 @@ def _describe_configs(response: Any) -> None:
         (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "", 0)}
 
 
+def _fetch(response: Any) -> None:
+    assert (response.error_code, response.session_id) == (ErrorCode.NONE, 0)  # epoch -1: no session opened
+    assert [t.topic for t in response.responses] == [f"big-{t}" for t in range(TOPICS)]
+    partitions = [p for t in response.responses for p in t.partitions]
+    assert len(partitions) == ENTRIES  # empty logs: nothing to read, every partition answered
+    assert {(p.error_code, p.high_watermark, p.log_start_offset, len(p.records or b"")) for p in partitions} == {
+        (ErrorCode.NONE, 0, 0, 0)}
+
+
+def _produce(response: Any) -> None:
+    partitions = [p for t in response.responses for p in t.partition_responses]
+    assert [t.name for t in response.responses] == ["big-0", "big-1"]
+    assert len(partitions) == SIZES["produce"]  # one record to each empty log: at offset 0
+    assert {(p.error_code, p.base_offset) for p in partitions} == {(ErrorCode.NONE, 0)}
+
+
+def _alter_configs(response: Any) -> None:
+    size = SIZES["alter_configs"]
+    assert [r.resource_name for r in response.responses[:2]] == ["no-such-topic-0", "no-such-topic-1"]
+    assert len(response.responses) == size
+    assert {(r.error_code, r.error_message.split("'")[0]) for r in response.responses} == {
+        (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The topic ")}
+
+
+def _describe_acls(response: Any) -> None:
+    assert (response.error_code, len(response.resources)) == (ErrorCode.NONE, SIZES["describe_acls"])
+    assert [r.resource_name for r in response.resources[:2]] == ["acl-0", "acl-1"]
+    assert {(len(r.acls), r.acls[0].principal) for r in response.resources} == {(1, "User:bench")}
+
+
+def _delete_acls(response: Any) -> None:
+    (result,) = response.filter_results
+    assert (result.error_code, len(result.matching_acls)) == (ErrorCode.NONE, SIZES["delete_acls"])
+    assert [a.resource_name for a in result.matching_acls[:2]] == ["acl-0", "acl-1"]
+
+
+def _list_groups(response: Any) -> None:
+    listed = {g.group_id for g in response.groups}
+    assert response.error_code == ErrorCode.NONE
+    assert {f"listed-group-{i}" for i in range(SIZES["list_groups"])} <= listed  # and the canary's groups
+
+
+def _consumer_group_describe(response: Any) -> None:
+    (group,) = response.groups
+    assert (group.group_id, group.error_code, len(group.members)) == (BIG_GROUP, ErrorCode.NONE, BIG_GROUP_MEMBERS)
+    target = [p for m in group.members for t in m.target_assignment.topic_partitions for p in t.partitions]
+    assert len(target) == SIZES["consumer_group_describe"]  # every partition is some member's target
+
+
 def _create_acls(response: Any) -> None:
     assert len(response.results) == ENTRIES
     assert {(r.error_code, r.error_message) for r in response.results} == {(ErrorCode.NONE, "")}
@@ -174,6 +240,13 @@ CHECKS: dict[str, Callable[[Any], None]] = {
     "txn_offset_commit": _txn_offset_commit,
     "describe_configs": _describe_configs,
     "create_acls": _create_acls,
+    "produce": _produce,
+    "alter_configs": _alter_configs,
+    "incremental_alter_configs": _alter_configs,  # the same size and answers
+    "describe_acls": _describe_acls,
+    "delete_acls": _delete_acls,
+    "list_groups": _list_groups,
+    "consumer_group_describe": _consumer_group_describe,
 }
 
 
@@ -193,6 +266,8 @@ async def test_a_request_listing_200_000_entries_is_answered_in_full_and_no_cana
         assert server.world.authorizer is not None and len(server.world.authorizer.acls) == ENTRIES
     if name == "offset_delete":  # every offset went, in the one step that deletes them
         assert offsets_of(server.world).store.fetch_all("bench") == []
+    if name == "delete_acls":
+        assert server.world.authorizer is not None and server.world.authorizer.acls == []
 
 
 def test_a_small_request_is_still_answered_in_one_go() -> None:

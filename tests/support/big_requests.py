@@ -7,10 +7,16 @@ that do not exist.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
+from rebalance_lab.coordinator.group_service import service_of
+from rebalance_lab.coordinator.transactions.batches import encode_batch
+from rebalance_lab.coordinator.world import World
 from rebalance_lab.protocol import codec
+from rebalance_lab.security.acls import Acl
+from rebalance_lab.security.authorizer import StandardAuthorizer
+from tests.integration.wire import RawConnection
 
 TOPICS, PARTITIONS = 20, 10_000
 ZERO = uuid.UUID(int=0)
@@ -118,6 +124,48 @@ def create_acls(n: int) -> tuple[int, int, dict[str, Any]]:
     return 30, 3, dict(creations=creations)
 
 
+def produce(n: int) -> tuple[int, int, dict[str, Any]]:
+    topic, part = _cls(0, "TopicProduceData"), _cls(0, "TopicProduceData", "PartitionProduceData")
+    batch = encode_batch([(None, b"v")])  # one record each (acks=1: every append answered)
+    topics = [topic(name=name, partition_data=[part(index=p, records=batch) for p in ps]) for name, ps in _spread(n)]
+    return 0, 9, dict(transactional_id=None, acks=1, timeout_ms=30_000, topic_data=topics)
+
+
+def _alter(api_key: int, n: int, **operation: Any) -> tuple[int, int, dict[str, Any]]:
+    resource, config = _cls(api_key, "AlterConfigsResource"), _cls(api_key, "AlterConfigsResource", "AlterableConfig")
+    resources = [resource(resource_type=2, resource_name=f"no-such-topic-{i}",
+                          configs=[config(name="retention.ms", value="1000", **operation)]) for i in range(n)]
+    return api_key, 1, dict(resources=resources, validate_only=False)
+
+
+def alter_configs(n: int) -> tuple[int, int, dict[str, Any]]:
+    return _alter(33, n)
+
+
+def incremental_alter_configs(n: int) -> tuple[int, int, dict[str, Any]]:
+    return _alter(44, n, config_operation=0)  # SET
+
+
+_ANY_ACL = dict(resource_type_filter=1, resource_name_filter=None, pattern_type_filter=1, principal_filter=None,
+                host_filter=None, operation=1, permission_type=1)  # ANY of everything
+
+
+def describe_acls(n: int) -> tuple[int, int, dict[str, Any]]:
+    return 29, 3, dict(_ANY_ACL)  # matches the n bindings of setup_acls
+
+
+def delete_acls(n: int) -> tuple[int, int, dict[str, Any]]:
+    return 31, 3, dict(filters=[_cls(31, "DeleteAclsFilter")(**_ANY_ACL)])  # one filter removing all n
+
+
+def list_groups(n: int) -> tuple[int, int, dict[str, Any]]:
+    return 16, 5, dict(states_filter=[], types_filter=[])  # lists the n groups of setup_groups
+
+
+def consumer_group_describe(n: int) -> tuple[int, int, dict[str, Any]]:
+    return 69, 1, dict(group_ids=[BIG_GROUP], include_authorized_operations=False)  # setup_big_group
+
+
 def fetch(n: int) -> tuple[int, int, dict[str, Any]]:
     topic, part = _cls(1, "FetchTopic"), _cls(1, "FetchTopic", "FetchPartition")
     topics = [topic(topic=name, partitions=[part(partition=p, current_leader_epoch=-1, fetch_offset=0,
@@ -131,10 +179,54 @@ BUILDERS: dict[str, Callable[[int], tuple[int, int, dict[str, Any]]]] = {
     f.__name__: f for f in (offset_commit, offset_fetch, list_offsets, delete_topics, create_topics,
                             describe_groups, delete_groups, describe_topic_partitions,
                             delete_records, offset_delete, txn_offset_commit, describe_configs, create_acls,
-                            fetch)
+                            fetch, produce, alter_configs, incremental_alter_configs, describe_acls, delete_acls,
+                            list_groups, consumer_group_describe)
 }
 
 
 def frame(name: str, entries: int, correlation_id: int = 1) -> bytes:
     api_key, version, fields = BUILDERS[name](entries)
     return codec.encode_request(codec.new_request(api_key, version, **fields), correlation_id, "big")
+
+
+# -- the state some requests need: n bindings, n groups, a KIP-848 group over n partitions ----------------
+
+BIG_GROUP, BIG_GROUP_MEMBERS = "bench-848", 4
+
+
+def setup_acls(world: World, n: int) -> None:
+    """n ALLOW READ bindings on topics ``acl-i``, and an authorizer that lets the benchmark's client in."""
+    acls = [Acl(2, f"acl-{i}", 3, "User:bench", "*", 3, 3) for i in range(n)]
+    world.authorizer = StandardAuthorizer(acls, super_users=["User:ANONYMOUS"])
+
+
+def setup_groups(world: World, n: int) -> None:
+    """n empty classic groups (each made as an OffsetCommit with generation -1 makes a simple group)."""
+    service = service_of(world)
+    for i in range(n):
+        service.validate_offset_commit(f"listed-group-{i}", "", -1, None, 8)
+
+
+async def setup_big_group(address: tuple[str, int], n: int) -> None:
+    """KIP-848 group ``bench-848``: four members subscribed to the big topics holding n partitions."""
+    conn = await RawConnection.open(*address)
+    names = [name for name, _ in _spread(n)]
+    members = [str(uuid.uuid4()) for _ in range(BIG_GROUP_MEMBERS)]
+    epochs = dict.fromkeys(members, 0)
+    for correlation in range(3 * len(members)):  # join, then heartbeat until each has its share of the target
+        member = members[correlation % len(members)]
+        request = codec.new_request(68, 1, group_id=BIG_GROUP, member_id=member, member_epoch=epochs[member],
+                                    rebalance_timeout_ms=30_000, subscribed_topic_names=names,
+                                    topic_partitions=[] if epochs[member] == 0 else None)
+        await conn.send_raw(codec.encode_request(request, correlation, "big"))
+        hb = codec.decode_response(68, 1, await conn.read_frame(timeout=300))  # the assignor runs on the loop
+        assert hb.error_code == 0, hb
+        epochs[member] = hb.member_epoch
+    await conn.close()
+
+
+WorldSetup = Callable[[World, int], None]
+WORLD_SETUPS: dict[str, WorldSetup] = {"describe_acls": setup_acls, "delete_acls": setup_acls,
+                                       "list_groups": setup_groups}
+WIRE_SETUPS: dict[str, Callable[[tuple[str, int], int], Awaitable[None]]] = {
+    "consumer_group_describe": setup_big_group}

@@ -9,10 +9,12 @@ cluster permission (DESCRIBE to describe, ALTER to create or delete) gets CLUSTE
 
 from __future__ import annotations
 
+from collections.abc import Generator
 from typing import Any
 
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
+from rebalance_lab.coordinator.handlers.steps import Pacer
 from rebalance_lab.protocol.errors import ErrorCode, MalformedRequest
 from rebalance_lab.security.acls import Acl, AclFilter, Operation, has_unknown_code
 from rebalance_lab.security.authorizer import StandardAuthorizer
@@ -43,6 +45,16 @@ def gate(ctx: RequestContext, operation: Operation) -> tuple[StandardAuthorizer 
         return None, ErrorCode.CLUSTER_AUTHORIZATION_FAILED, f"Request from {ctx.principal} needs {operation.name} " \
             "permission."
     return authorizer, ErrorCode.NONE, None
+
+
+def matching(acls: list[Acl], acl_filter: AclFilter, pacer: Pacer) -> Generator[None, None, list[Acl]]:
+    """The bindings of ``acls`` (a copy taken in one step: one image, as Kafka's) that match, in steps."""
+    found = []
+    for acl in acls:
+        yield from pacer.pause()
+        if acl_filter.matches(acl):
+            found.append(acl)
+    return found
 
 
 def acl_fields(acl: Acl) -> dict[str, Any]:

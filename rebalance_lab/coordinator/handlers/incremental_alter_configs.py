@@ -17,7 +17,8 @@ this (``alter_configs``).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Generator
+from functools import partial
 from typing import Any
 
 from rebalance_lab.coordinator import broker_configs, other_configs, topic_configs
@@ -31,12 +32,14 @@ from rebalance_lab.coordinator.handlers.config_resources import (
     message_of,
     node_id_of,
 )
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer, counted
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 from rebalance_lab.security.acls import Operation
 
 API_KEY = 44
 Op = tuple[str, int, str | None]  # name, operation, value
+Change = Callable[[], None]  # a resource's change, made after every resource is checked
 _INCREMENTAL_OPS = range(4)  # SET, DELETE, APPEND, SUBTRACT
 
 
@@ -58,7 +61,8 @@ def preprocess(ctx: RequestContext, resource_type: int, name: str, ops: list[Op]
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource_type}")
 
 
-def _apply_topic(ctx: RequestContext, name: str, ops: list[Op], validate_only: bool, incremental: bool) -> None:
+def _apply_topic(ctx: RequestContext, name: str, ops: list[Op], validate_only: bool, incremental: bool,
+                 changes: list[Change]) -> None:
     cluster, flavor = ctx.world.cluster, ctx.world.config.flavor
     info = cluster.topics.get(name)
     base = dict(info.configs) if info is not None and incremental else {}
@@ -67,10 +71,11 @@ def _apply_topic(ctx: RequestContext, name: str, ops: list[Op], validate_only: b
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
     topic_configs.check_all(new, flavor)
     if not validate_only:
-        cluster.replace_configs(name, new)
+        changes.append(partial(cluster.replace_configs, name, new))
 
 
-def _apply_broker(ctx: RequestContext, name: str, ops: list[Op], validate_only: bool, incremental: bool) -> None:
+def _apply_broker(ctx: RequestContext, name: str, ops: list[Op], validate_only: bool, incremental: bool,
+                  changes: list[Change]) -> None:
     brokers = broker_configs.of(ctx.world)
     node_id = int(name) if name else None
     new = dict(brokers.current(node_id)) if incremental else {}
@@ -90,15 +95,18 @@ def _apply_broker(ctx: RequestContext, name: str, ops: list[Op], validate_only: 
                 else [p for p in parts if p not in items]
             new[key] = ",".join(kept)
     if not validate_only:
-        brokers.replace(node_id, new)
+        changes.append(partial(brokers.replace, node_id, new))
 
 
-def _apply_loggers(ctx: RequestContext, name: str, ops: list[Op], validate_only: bool) -> None:
+def _apply_loggers(ctx: RequestContext, name: str, ops: list[Op], validate_only: bool,
+                   changes: list[Change]) -> None:
     """``RuntimeLoggerManager``: this broker's id, then SET a level or DELETE back to the root's."""
     node_id_of(name, ctx.broker.node_id, describe=False)
-    if validate_only:
-        return
-    levels = other_configs.logger_levels(ctx.world)
+    if not validate_only:
+        changes.append(partial(_set_levels, other_configs.logger_levels(ctx.world), ops))
+
+
+def _set_levels(levels: dict[str, str], ops: list[Op]) -> None:
     for logger, op, value in ops:
         if op == topic_configs.OP_SET and value is not None:
             levels[logger] = value
@@ -107,36 +115,46 @@ def _apply_loggers(ctx: RequestContext, name: str, ops: list[Op], validate_only:
 
 
 def alter_resource(ctx: RequestContext, resource_type: int, name: str, ops: list[Op], validate_only: bool,
-                   incremental: bool) -> tuple[ErrorCode, str | None]:
-    """One resource's (error code, message)."""
+                   incremental: bool, changes: list[Change]) -> tuple[ErrorCode, str | None]:
+    """One resource's (error code, message); the change it makes, if any, is added to ``changes``."""
     try:
         preprocess(ctx, resource_type, name, ops, incremental)
         refused = authorization_error(ctx, Operation.ALTER_CONFIGS, resource_type, name)
         if refused is not None:
             return refused, None
         if resource_type == TOPIC:
-            _apply_topic(ctx, name, ops, validate_only, incremental)
+            _apply_topic(ctx, name, ops, validate_only, incremental, changes)
         elif resource_type == BROKER:
-            _apply_broker(ctx, name, ops, validate_only, incremental)
+            _apply_broker(ctx, name, ops, validate_only, incremental, changes)
         elif resource_type == BROKER_LOGGER:
-            _apply_loggers(ctx, name, ops, validate_only)
+            _apply_loggers(ctx, name, ops, validate_only, changes)
     except KafkaError as exc:
         return exc.code, message_of(exc)
     return ErrorCode.NONE, None
 
 
 def alter_all(ctx: RequestContext, resources: list[tuple[int, str, list[Op]]], validate_only: bool,
-              incremental: bool) -> list[tuple[int, str, ErrorCode, str | None]]:
-    """Every resource's answer, in request order."""
-    counts = Counter((t, n) for t, n, _ in resources)
+              incremental: bool) -> Generator[None, None, list[tuple[int, str, ErrorCode, str | None]]]:
+    """Every resource's answer, in request order: checked in steps, every change made in the last one.
+
+    Each resource is checked against the configs as they were before the request, and the changes are made
+    together, as KRaft's ``ConfigurationControlManager`` builds a request's records from one image and
+    commits them as one batch (``ControllerResult.atomicOf``)."""
+    counts = yield from counted((t, n) for t, n, _ in resources)
     answers: list[tuple[int, str, ErrorCode, str | None]] = []
+    changes: list[Change] = []
+    pacer = Pacer()
     for resource_type, name, ops in resources:
+        yield from pacer.pause(1 + len(ops))
         message: str | None
         if counts[(resource_type, name)] > 1:
             code, message = ErrorCode.INVALID_REQUEST, "Each resource must appear at most once."
         else:
-            code, message = alter_resource(ctx, resource_type, name, ops, validate_only, incremental)
+            code, message = alter_resource(ctx, resource_type, name, ops, validate_only, incremental, changes)
         answers.append((resource_type, name, code, message))
+    yield
+    for change in changes:
+        change()
     return answers
 
 
@@ -149,13 +167,25 @@ def error_response(api_version: int, request: Any, code: ErrorCode) -> Any:
 
 
 def respond(ctx: RequestContext, api_key: int, request: Any, operation: Callable[[Any], int], incremental: bool) -> Any:
-    """The answer of AlterConfigs (33: every config a SET) and IncrementalAlterConfigs (44): the same shape."""
-    resources = [(r.resource_type, r.resource_name, [(c.name, operation(c), c.value) for c in r.configs])
-                 for r in request.resources]
-    answers = alter_all(ctx, resources, bool(request.validate_only), incremental=incremental)
+    """The answer of AlterConfigs (33: every config a SET) and IncrementalAlterConfigs (44): the same shape;
+    a request of many resources is answered in steps (200,000 held the loop 12-22 s)."""
+    resources = list(request.resources or ())
+    return answer(_respond(ctx, api_key, request, resources, operation, incremental), len(resources))
+
+
+def _respond(ctx: RequestContext, api_key: int, request: Any, resources: list[Any], operation: Callable[[Any], int],
+             incremental: bool) -> Generator[None, None, Any]:
+    pacer = Pacer()
+    parsed = []
+    for r in resources:
+        yield from pacer.pause()
+        parsed.append((r.resource_type, r.resource_name, [(c.name, operation(c), c.value) for c in r.configs]))
+    answers = yield from alter_all(ctx, parsed, bool(request.validate_only), incremental=incremental)
     result = codec.response_type(api_key).AlterConfigsResourceResponse
-    responses = [result(error_code=code, error_message=message, resource_type=t, resource_name=n)
-                 for t, n, code, message in answers]
+    responses = []
+    for t, n, code, message in answers:
+        yield from pacer.pause()
+        responses.append(result(error_code=code, error_message=message, resource_type=t, resource_name=n))
     return codec.new_response(api_key, ctx.api_version, throttle_time_ms=0, responses=responses)
 
 
