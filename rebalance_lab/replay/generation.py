@@ -78,6 +78,9 @@ class Generation:
     reconciled: bool | None = None  # KIP-848: every member reached the epoch; None: no member state recorded
     trigger_member: str | None = None  # KIP-848: the member whose change started the epoch
     from_empty: bool = False  # KIP-848: the group's first epoch (its first member's join), nobody before it
+    #: the members' own times (Java client logs): first "(Re-)joining", first JoinGroup and SyncGroup answers;
+    #: the generation's times when no coordinator line or record gives them (:func:`.timeline.fold`)
+    client_times: list[int | None] = field(default_factory=lambda: [None, None, None])
 
     @property
     def t_sync_done(self) -> int | None:

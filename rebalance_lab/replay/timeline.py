@@ -157,6 +157,7 @@ class _Fold:
         self.stale: dict[str, str] = {}
         self.replacements: dict[tuple[str | None, str | None], Event] = {}  # (instance id, old id) -> its event
         self.static_ids: dict[int, dict[str, str]] = {}  # generation -> its latest record's instance -> member id
+        self.join_started: dict[str, int] = {}  # client -> its first "(Re-)joining group" since its last sync
 
     def gen(self, number: int, event: Event) -> Generation:
         return self.t.generation(number, event)
@@ -182,6 +183,8 @@ class _Fold:
             "GENERATION_SNAPSHOT": self.snapshot,
             "CLIENT_LEADER_ASSIGNMENT": self.client_leader,
             "CLIENT_JOINED": self.client_joined,
+            "CLIENT_JOIN_START": self.client_join_start,
+            "CLIENT_SYNCED": self.client_synced,
             "MEMBER_JOINED": self.joined,
             "MEMBER_JOIN_REQUEST": self.join_request,
             "PENDING_MEMBER_EXPIRED": self.pending_gone,
@@ -316,6 +319,22 @@ class _Fold:
         if member_id:
             known = self.t.directory.setdefault(member_id, Member(member_id))
             known.client_id = known.client_id or e.get("client_id")
+        _earliest(g.client_times, 0, self.join_started.get(_client(e)))
+        _earliest(g.client_times, 1, e["ts"])
+
+    def client_join_start(self, e: Event) -> None:
+        self.join_started.setdefault(_client(e), e["ts"])
+
+    def client_synced(self, e: Event) -> None:
+        """A member's SyncGroup answer: the generation completed (a Java client logs it at INFO)."""
+        number = e.get("generation")
+        self.join_started.pop(_client(e), None)
+        if number is None or number <= 0:
+            return
+        g = self.gen(number, e)
+        if g.protocol is None:
+            g.protocol = e.get("protocol")
+        _earliest(g.client_times, 2, e["ts"])
 
     # -- membership ------------------------------------------------------------------------------------------------
 
@@ -493,6 +512,29 @@ class _Fold:
             g.fallback = list(self.current.values())
 
 
+def _client(e: Event) -> str:
+    return str(e.get("client_id") or e.get("member_id") or "")
+
+
+def _earliest(times: list[int | None], at: int, ts: int | None) -> None:
+    current = times[at]
+    if ts is not None and (current is None or ts < current):
+        times[at] = ts
+
+
+def _client_times(g: Generation) -> None:
+    """Where no coordinator line or record times the generation, its members' own logs do: the first member's
+    "(Re-)joining group", the first JoinGroup answer and the first SyncGroup answer (a synced generation is
+    complete). A Java client log alone thus gives every generation it took part in, with measured times."""
+    prepare, joined, synced = g.client_times
+    if g.t_prepare is None and prepare is not None and (joined is None or prepare <= joined):
+        g.t_prepare = prepare
+    if g.t_join_done is None and joined is not None:
+        g.t_join_done = joined
+    if g.t_sync is None and synced is not None and not g.has_snapshot:
+        g.t_sync = synced
+
+
 def _fill(g: Generation, e: Event) -> None:
     if g.leader_id is None:
         g.leader_id = e.get("leader_id")
@@ -539,6 +581,7 @@ def fold(events: Iterable[Event]) -> Timeline:
     """Sort ``events`` (one group's, any sources, any order) and fold them into generations."""
     timeline = _Fold(ordered(events)).run()
     for g in timeline.generations.values():
+        _client_times(g)
         if g.members is None and g.fallback is not None:  # no snapshot: the members, without assignments
             g.members = [Member(m.member_id, m.group_instance_id, m.client_id, m.client_host, m.rack_id,
                                 m.session_timeout_ms, m.topics) for m in g.fallback]
