@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from rebalance_lab.replay import coverage
 from rebalance_lab.replay.report import headline
 from rebalance_lab.replay.report.data import GroupView, Paired, Summary, WhatIf, triggers_of
 from rebalance_lab.replay.report.fmt import (
@@ -64,7 +65,9 @@ def headline_section(summary: Summary) -> str:
     overall = table(HEADERS, [_line_cells(line) for line in lines], spans=SPANS, row_classes=_classes(lines),
                     cls="headline overall")
     body = intro + overall
-    if summary.whatif:
+    if not summary.whatif:
+        body += note(_no_whatif(summary))
+    else:
         views = summary.groups[:MAX_HEADLINE_GROUPS]
         per = headline.per_group(summary, views)
         rows = [[Cell(line.scope, cls="label"), *_line_cells(line)] for line in per]
@@ -75,6 +78,14 @@ def headline_section(summary: Summary) -> str:
             body += note(f"{len(summary.groups) - len(views):,} quieter group(s) not listed; the exported "
                          "headline tables have them all.")
     return section("headline", "Headline: actual and what-if", body)
+
+
+def _no_whatif(summary: Summary) -> str:
+    """Why there is no what-if line, and what to add (the evidence's answer for what-if replays)."""
+    what = next((c for c in coverage.coverage(summary.sources) if c.field == "whatif"), None)
+    if what is not None and what.hint:
+        return f"No what-if: what-if replays {what.level}: {what.hint}."
+    return "No what-if was asked for: add --what-if ASSIGNOR (range, cooperative-sticky, static, ...)."
 
 
 # --- the what-if details --------------------------------------------------------------------------------------------

@@ -160,6 +160,8 @@ def test_a_broker_log_alone_says_the_what_if_needs_the_offsets_dump() -> None:
     tables = {"rebalance_episodes": two_episodes(),
               "group_generations": [{"cluster_id": "c1", "group_id": "g", "generation": 1, "sources": ["broker_log"]}]}
     page = render(tables, ParseReport(), {})
+    head = page[page.index('id="headline"'):page.index('id="timelines"')]
+    assert "No what-if: what-if replays unknown: add the offsets dump (kafka-dump-log.sh" in head
     evidence = page[page.index('id="evidence"'):page.index('id="diagnostics"')]
     assert "<td>what-if replays</td><td class=\"unknown level-unknown\">unknown</td>" in evidence
     assert "add the offsets dump" in evidence
