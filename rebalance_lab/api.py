@@ -386,22 +386,29 @@ class Emulator:
         self._on_loop(lambda: self.server.advance(ms))
 
     def wait_for_group(self, group_id: str, *, state: str | None = None, generation_at_least: int | None = None,
-                       members: int | None = None, timeout: float = 30.0,
-                       polling: Iterable[Any] = ()) -> AnyGroupView:
+                       members: int | None = None, timeout: float = 30.0, polling: Iterable[Any] = (),
+                       until: Callable[[], bool] | None = None) -> AnyGroupView:
         """Block until the group matches; raise TimeoutError naming what was last seen. For a KIP-848
         consumer group ``state`` is Empty/Assigning/Reconciling/Stable and ``generation_at_least`` compares
         the group epoch. ``polling=[consumer, ...]`` polls kafka-python or confluent-kafka consumers (or calls
         callables) while waiting, since those clients join only inside ``poll()``; records fetched meanwhile
-        are sought back, so the test still reads them (see :mod:`rebalance_lab.client_polling`)."""
+        are sought back, so the test still reads them (see :mod:`rebalance_lab.client_polling`). ``until``
+        also waits for a condition of the test's own, e.g. ``lambda: all(c.assignment() for c in consumers)``
+        (a client applies its assignment at the poll after the coordinator sent it)."""
         rounds = pollers(polling)
         hint = "" if rounds else _POLL_HINT
         deadline = time.monotonic() + timeout
-        while (view := self._matched(group_id, state, generation_at_least, members, deadline, timeout, hint)) is None:
+        while True:
+            view = self._matched(group_id, state, generation_at_least, members, deadline, timeout, hint)
+            if view is not None and (until is None or until()):
+                return view
+            if view is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"group {group_id!r} matched ({_summary(view)}) but until() was still false "
+                                   f"after {timeout}s")
             for poll in rounds:
                 poll(_POLL_ROUND_S / len(rounds))
             if not rounds:
                 time.sleep(_POLL_ROUND_S)
-        return view
 
     async def wait_for_group_async(self, group_id: str, *, state: str | None = None,
                                    generation_at_least: int | None = None, members: int | None = None,

@@ -1,5 +1,5 @@
-"""``wait_for_group(..., polling=[consumers])``: a test waits for a group of kafka-python (2.x or 3.x) or
-confluent-kafka consumers without a poll loop of its own, and still reads every record itself; the README's
+"""``wait_for_group(..., polling=[consumers], until=...)``: a test waits for a group of kafka-python (2.x or
+3.x) or confluent-kafka consumers without a poll loop of its own, and still reads every record itself; the README's
 Python example, filled in with kafka-python, runs as written; the fixture objects have short reprs."""
 
 from __future__ import annotations
@@ -49,9 +49,11 @@ def test_wait_for_group_polls_kafka_python_consumers_and_they_still_read_every_r
     consumers = [KafkaConsumer("orders", group_id="g", bootstrap_servers=rebalance_lab.bootstrap_servers,
                                auto_offset_reset="earliest", enable_auto_commit=False) for _ in range(2)]
     try:
-        view = rebalance_lab.wait_for_group("g", state="Stable", members=2, timeout=20, polling=consumers)
-        assert len(view.members) == 2
-        rebalance_lab.wait_for_group("g", state="Stable", members=2, timeout=0.5, polling=consumers)  # fetches
+        view = rebalance_lab.wait_for_group("g", state="Stable", members=2, timeout=20, polling=consumers,
+                                            until=lambda: all(c.assignment() for c in consumers))
+        assert len(view.members) == 2 and sorted(len(c.assignment()) for c in consumers) == [1, 2]
+        with pytest.raises(TimeoutError, match=r"matched \(state=Stable .*\) but until\(\) was still false"):
+            rebalance_lab.wait_for_group("g", timeout=0.5, polling=consumers, until=lambda: False)  # fetches
         assert sorted(_read_kafka_python(consumers, len(RECORDS))) == sorted(RECORDS)  # each exactly once
     finally:
         for consumer in consumers:
