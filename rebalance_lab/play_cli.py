@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from typing import Any
 
@@ -29,7 +30,7 @@ def add_play_parser(subparsers: argparse._SubParsersAction[Any]) -> argparse.Arg
     parser.add_argument("--flavor", choices=[f.value for f in Flavor],
                         help="the coordinator to play on (default: the scenario's release line, else kafka-4)")
     parser.add_argument("--explain", action="store_true",
-                        help="print every answer whole and the narrator's full explanation")
+                        help="print every answer whole (the narration is always the full explanation)")
     parser.add_argument("--step", action="store_true",
                         help="wait for Enter before each step (end of input: go on without waiting)")
     parser.add_argument("--record", metavar="FILE", help="also write the coordinator's recording (for `diagram`)")
@@ -68,4 +69,7 @@ def run_play(args: argparse.Namespace) -> int:
     except ScenarioError as exc:
         print(f"rebalance-lab: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:  # `play ... | head`: the reader has seen enough; no traceback at exit either
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     return 0 if transcript.ok else 1

@@ -1,10 +1,10 @@
 """``rebalance-lab play SCENARIO``: a packaged (or any) scenario played on an in-process emulator, for learning.
 
 Each step prints its requests (``a -> JoinGroup v9``) and answers (``a <- NONE generation_id=1 ...``), and the
-coordinator's narration (:mod:`rebalance_lab.observe.narrator`) appears between them, as it happens. With
-``--explain`` every answer is printed whole (the transcript's normalised fields) and the narrator is asked for
-its full explanations where it offers a verbosity option. With ``--step`` the player waits for Enter before each
-step; end of input (``< /dev/null``) means "go on without waiting".
+coordinator's narration (:mod:`rebalance_lab.observe.narrator`, which has one level: its full explanation)
+appears between them, as it happens. With ``--explain`` every answer is printed whole (the transcript's
+normalised fields). With ``--step`` the player waits for Enter before each step; end of input (``< /dev/null``)
+means "go on without waiting".
 
 The emulator runs on a manual clock, so a scenario's timing is exact and instant: the scenario's own time (the
 ``stagger_ms`` between sends, ``settle_ms`` before calling a request parked, ``wait_ms`` steps) moves the clock,
@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
-import inspect
 import textwrap
 import time
 from collections import Counter
@@ -80,19 +79,22 @@ class StepGate:
             self._stdin = None  # end of input: play the rest without waiting
 
 
-def answer_text(fields: dict[str, Any]) -> str:
-    """An answer in one line: its error name, then the fields that say something."""
+def answer_text(fields: dict[str, Any], width: int = WIDTH) -> str:
+    """An answer in one line of at most ``width`` columns: its error name, then the fields that say something."""
     parts = [str(fields["error_code"])] if "error_code" in fields else []
     for key, value in fields.items():
         if key in _QUIET or value in (None, "", [], {}):
             continue
         if isinstance(value, list) and value and isinstance(value[0], dict):
-            inner = "; ".join(answer_text(item) for item in value)
+            inner = "; ".join(answer_text(item, WIDTH) for item in value)
             parts.append(f"{key}=[{inner}]")
         else:
             parts.append(f"{key}={value}")
-    text = " ".join(parts)
-    return text if len(text) <= WIDTH - 8 else text[: WIDTH - 9] + "…"
+    return _fit(" ".join(parts), width)
+
+
+def _fit(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class PlayRun(ScenarioRun):
@@ -117,7 +119,7 @@ class PlayRun(ScenarioRun):
         self._out.flush()
 
     async def _execute(self, step: Step, record: StepRecord) -> None:
-        label = f"{record.index}: {step.label()}"
+        label = _fit(f"{record.index}: {step.label()}", WIDTH - len("-- Enter to send step  --"))
         await self._gate.wait(label)
         self.say(f"step {label}")
         await super()._execute(step, record)
@@ -150,7 +152,8 @@ class PlayRun(ScenarioRun):
             self._out.write("".join(line + "\n" for line in Entry(entry.who, entry.api, entry.version, ANSWERED,
                                                                    fields).lines()[1:]))
         else:
-            self.say(f"  {entry.who} <- {answer_text(fields)}")
+            prefix = f"  {entry.who} <- "
+            self.say(prefix + answer_text(fields, WIDTH - len(prefix)))
 
     def _normaliser(self) -> Normaliser:
         """Ids known so far as ``<alias>`` (the final transcript aliases them once the run is over). A copy of
@@ -195,14 +198,11 @@ class PlayRun(ScenarioRun):
             self._advance(step_ms)
 
 
-def _narrator_hook(out: IO[str], explain: bool) -> WorldHook:
+def _narrator_hook(out: IO[str]) -> WorldHook:
     def install(world: World) -> None:
         from rebalance_lab.observe import narrator
 
-        # N19's narrator may offer a level of detail; ask for the full one with --explain where it does.
-        options = {name: True for name in ("full", "verbose") if explain and name in
-                   inspect.signature(narrator.install).parameters}
-        narrator.install(world, out, **options)
+        narrator.install(world, out)
 
     return install
 
@@ -236,7 +236,7 @@ async def play_async(scenario: Scenario, out: IO[str], options: PlayOptions,
         hook, recording = _record_hook(options.record_path)
         hooks.append(hook)
         opened.append(recording)
-    server = EmulatorServer(config, world_hooks=(*hooks, _narrator_hook(out, options.explain)))
+    server = EmulatorServer(config, world_hooks=(*hooks, _narrator_hook(out)))
     out.write(f"scenario {scenario.name} on {flavor.value} (manual clock)\n")
     if scenario.lesson:
         out.write(textwrap.fill(scenario.lesson, WIDTH) + "\n")

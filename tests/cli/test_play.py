@@ -134,8 +134,10 @@ def test_the_default_flavor_is_the_scenarios_release_line() -> None:
 
 @pytest.mark.parametrize("path", library.paths(), ids=lambda p: p.stem)
 def test_every_packaged_scenario_plays_on_the_manual_clock_with_its_expectations_met(path: Path) -> None:
-    transcript = asyncio.run(play_async(load_scenario(path), io.StringIO(), PlayOptions()))
+    out = io.StringIO()
+    transcript = asyncio.run(play_async(load_scenario(path), out, PlayOptions()))
     assert transcript.failures == []
+    assert [line for line in out.getvalue().splitlines() if len(line) > 100] == []  # fits a terminal
 
 
 # Scenarios whose outcome hangs on the coordinator's timers (initial delay and its extension, session and
