@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import json
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,7 @@ from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator.classic.messages import LeaveMember, ProtocolEntry
 from rebalance_lab.coordinator.classic.records import JoinRefused, RebalanceNotified, RebalancePrepared
 from rebalance_lab.observe.explain import RebalanceStory
+from rebalance_lab.observe.export import export, read_events
 from rebalance_lab.observe.narrator import WIDTH, Narrator
 from rebalance_lab.protocol.assignment_types import Assignment, Subscription, TopicPartition
 from rebalance_lab.protocol.consumer_protocol import encode_assignment, encode_subscription
@@ -244,3 +246,24 @@ def test_every_line_fits_the_width_and_colour_is_only_for_a_terminal(monkeypatch
     plain = Terminal()
     Narrator(plain, lambda: 0).say(0, "g", "hello")
     assert plain.getvalue() == "[   0.000s] g: hello\n"
+
+
+def test_the_new_rows_load_in_the_replay_and_every_export_format(tmp_path: Path) -> None:
+    t = Told(delay_ms=3_000)
+    first = t.ctx.join(version=3, client_id="a")
+    t.ctx.sleep(1_000)
+    second = t.ctx.join(version=3, client_id="b")
+    t.ctx.run_until_done([first, second], step_ms=500)
+    leader, follower = first.result.member_id, second.result.member_id
+    t.ctx.sync_all([leader, follower])
+    t.ctx.join(version=3, names=("roundrobin",), client_id="refused")
+    t.ctx.join(version=3, client_id="late")
+    t.ctx.heartbeat(follower, 1)
+    path = tmp_path / "rec.jsonl"
+    path.write_text("".join(json.dumps(r.to_event(seq=i + 1)) + "\n" for i, r in enumerate(t.ctx.records)))
+    kinds = {json.loads(line)["event_type"] for line in path.read_text().splitlines()}
+    assert {"MEMBER_JOIN_REFUSED", "MEMBER_REBALANCE_NOTIFIED", "REBALANCE_DELAY_EXTENDED"} <= kinds
+    assert all(from_json(line) for line in path.read_text().splitlines())  # the replay accepts every row
+    events = read_events(path)
+    for fmt in ("broker-log-scala", "broker-log-java", "dump-log", "console-json", "client-log"):
+        assert export(events, fmt, io.StringIO()) > 0, fmt
