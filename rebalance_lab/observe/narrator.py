@@ -84,9 +84,6 @@ class Narrator:
     def say(self, ts_ms: int, group: str, text: str) -> None:
         self._emit(ts_ms, group, [Line(text)])
 
-    def say_wrapped(self, ts_ms: int, group: str, text: str) -> None:
-        self.say(ts_ms, group, text)
-
     def _on_consumer(self, record: ConsumerRecord) -> None:
         """The record's own lines; the group state change and a reconciled epoch's block under the last."""
         texts = self._consumer.describe(record)
