@@ -7,7 +7,7 @@ which escape every text, so member and client ids can never become markup.
 
 from __future__ import annotations
 
-from rebalance_lab.observe.sequence import Generation, Message, Note
+from rebalance_lab.observe.sequence import Generation, Lane, Message, Note
 from rebalance_lab.replay.svg import element, line, rect, svg, text
 
 LANE_W = 190.0  # space per lifeline
@@ -15,6 +15,7 @@ ROW_H = 26.0
 TOP = 44.0  # lane headers
 CHAR_W = 6.2  # the width of one character of an 11 px label, about
 MAX_STEPS = 120  # a huge group's rebalance shows its first steps and says how many more there were
+LANES_SHOWN = 10  # member lifelines drawn (besides the coordinator's); a frame of a big group stays small
 
 
 def _x(index: int) -> float:
@@ -53,12 +54,23 @@ def _width(generation: Generation, steps: list[Message | Note]) -> float:
     return width
 
 
+def _drawn(generation: Generation) -> tuple[list[Lane], list[Message | Note]]:
+    """The coordinator and the first ``LANES_SHOWN`` members, and the first ``MAX_STEPS`` steps between them."""
+    lanes = generation.lanes[: LANES_SHOWN + 1]
+    keys = {lane.key for lane in lanes}
+    steps = [step for step in generation.steps
+             if all(key in keys for key in (step.over if isinstance(step, Note) else (step.sender, step.receiver)))]
+    return lanes, steps[:MAX_STEPS]
+
+
 def sequence_svg(generation: Generation, group_id: str) -> str:
-    lanes = {lane.key: i for i, lane in enumerate(generation.lanes)}
-    steps = generation.steps[:MAX_STEPS]
-    height = TOP + ROW_H * (len(steps) + 1) + (ROW_H if len(generation.steps) > MAX_STEPS else 0)
+    shown, steps = _drawn(generation)
+    drawn = Generation(generation.number, shown, steps)
+    lanes = {lane.key: i for i, lane in enumerate(shown)}
+    left_out = len(generation.steps) - len(steps)
+    height = TOP + ROW_H * (len(steps) + 1) + (ROW_H if left_out else 0)
     parts = []
-    for lane in generation.lanes:
+    for lane in shown:
         x = _x(lanes[lane.key])
         parts.append(rect(x - LANE_W * 0.45, 6, LANE_W * 0.9, 24, cls="seq-lane-box"))
         parts.append(text(x, 22, lane.label, cls="seq-lane", anchor="middle"))
@@ -66,9 +78,11 @@ def sequence_svg(generation: Generation, group_id: str) -> str:
     for row, step in enumerate(steps):
         y = TOP + ROW_H * (row + 1)
         parts.append(_note(step, lanes, y) if isinstance(step, Note) else _arrow(step, lanes, y))
-    if len(generation.steps) > MAX_STEPS:
-        parts.append(text(8, height - 8, f"... {len(generation.steps) - MAX_STEPS} more steps", cls="seq-label"))
-    width = _width(generation, steps)
+    if left_out:
+        hidden = len(generation.lanes) - len(shown)
+        among = f" (of {hidden} more members, not drawn)" if hidden else ""
+        parts.append(text(8, height - 8, f"... {left_out} more steps{among}", cls="seq-label"))
+    width = _width(drawn, steps)
     label = f"sequence diagram of generation {generation.number} of group {group_id}"
     return svg(parts, width, height, cls="sequence", label=label,
                data={"data-generation": str(generation.number), "width": f"{width:.0f}"})

@@ -5,16 +5,19 @@ stream. A browser that reads slowly must not hold memory or the loop: each strea
 most ``QUEUE_LIMIT`` messages; when it is full the queue is emptied and the stream is marked for a
 *resync* (one ``snapshot`` event of every group, rendered when the stream can take it), so a slow
 reader costs one queue and one message in the socket's buffer at most, and loses only intermediate
-frames. Changes are rendered at most once per loop iteration (a burst of records in one transition
-becomes one frame). Browsers reconnect on their own (``EventSource``); a comment line every
-``KEEPALIVE_S`` seconds finds streams whose browser went away.
+frames. Changes are rendered at most once per ``FRAME_S``, or per five times the last frame's rendering time
+when that is longer (a burst of records becomes one frame; rendering takes at most a fifth of the loop). Browsers
+reconnect on their own (``EventSource``); a comment line every ``KEEPALIVE_S`` seconds finds streams whose
+browser went away.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -30,6 +33,9 @@ log = logging.getLogger("rebalance_lab.control")
 QUEUE_LIMIT = 64  # messages waiting per stream before it is resynced instead
 MAX_STREAMS = 16  # open /events streams; more are answered 503
 KEEPALIVE_S = 15.0
+FRAME_S = 0.05  # at most one rendering of the changed groups per 50 ms: a big group's rebalance is thousands of
+# records, and rendering it per record would hold the loop; a person sees 20 frames a second as live
+RENDER_SHARE_INVERSE = 5  # frames wait 5x their rendering time: rendering takes at most a fifth of the loop
 FEED_KEY = "live_feed"
 
 def sse_message(event: str, data: Any) -> bytes:
@@ -84,6 +90,11 @@ class LiveFeed:
         self.subscribers: set[Subscriber] = set()
         self._dirty: set[str] = set()
         self._flush_scheduled = False
+        self._last_flush = float("-inf")
+        self._gap = FRAME_S
+        self._version = 0  # records seen (and clock moves): a cached snapshot is good while it has not changed
+        self._snapshot: tuple[int, bytes] | None = None
+        self._shown: list[str] = []  # the groups the browsers' pages show (as of the last snapshot), by id
 
     @classmethod
     def install(cls, world: World) -> LiveFeed:
@@ -97,28 +108,54 @@ class LiveFeed:
 
     def on_record(self, record: GroupRecord) -> None:
         self.model.on_record(record)
+        self._version += 1
         if not self.subscribers or not record.group_id:
             return
         self._dirty.add(record.group_id)
         if not self._flush_scheduled:
             self._flush_scheduled = True
-            asyncio.get_running_loop().call_soon(self.flush)
+            loop = asyncio.get_running_loop()
+            loop.call_later(max(0.0, self._last_flush + self._gap - loop.time()), self.flush)
 
     def flush(self) -> None:
         """Render each changed group once and offer the frame to every stream."""
         self._flush_scheduled = False
+        started = time.perf_counter()
+        try:
+            self._frame()
+        finally:
+            # the next frame waits RENDER_SHARE_INVERSE times as long as this one took to render (FRAME_S at least)
+            self._gap = max(FRAME_S, RENDER_SHARE_INVERSE * (time.perf_counter() - started))
+            with contextlib.suppress(RuntimeError):  # no running loop: a direct call (tests)
+                self._last_flush = asyncio.get_running_loop().time()
+
+    def _frame(self) -> None:
         dirty, self._dirty = sorted(self._dirty), set()
         for group_id in dirty:
-            message = sse_message("group", {"id": group_id, "html": page.group_html(self.world, self.model, group_id)})
+            if group_id not in self._shown:
+                if len(self._shown) < page.GROUPS_SHOWN or group_id < self._shown[-1]:
+                    self.touch()  # a group joins the page's list (sorted by id): every browser gets a snapshot
+                    return
+                continue  # a group past the page's list changed: nothing the page shows
+            html = page.group_html(self.world, self.model, group_id)
+            if not html:
+                self._shown.remove(group_id)  # gone: the page removes its section
+            message = sse_message("group", {"id": group_id, "html": html})
             for subscriber in list(self.subscribers):
                 subscriber.offer(message)
 
     def snapshot(self) -> bytes:
-        return sse_message("snapshot", {"html": page.groups_html(self.world, self.model),
-                                        "clock": page.clock_html(self.world)})
+        """Every shown group and the clock; rendered once per change however many streams resync."""
+        if self._snapshot is None or self._snapshot[0] != self._version:
+            self._shown, _ = page.shown_groups(self.world)
+            body = sse_message("snapshot", {"html": page.groups_html(self.world, self.model),
+                                            "clock": page.clock_html(self.world)})
+            self._snapshot = (self._version, body)
+        return self._snapshot[1]
 
     def touch(self) -> None:
         """Something outside the records changed (the clock moved): resend the page's state."""
+        self._version += 1
         for subscriber in self.subscribers:
             subscriber.request_resync()
 

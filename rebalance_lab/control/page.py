@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import html
 from collections.abc import Iterable
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
 from rebalance_lab.control.diagram import sequence_svg
 from rebalance_lab.control.live_model import LiveModel
-from rebalance_lab.control.views import any_group_json, groups_json, history_of
+from rebalance_lab.control.views import consumer_group_json, group_json, history_of
+from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.observe.explain import RebalanceStory
 
@@ -25,6 +27,8 @@ CLASSIC_STATES = ("Empty", "PreparingRebalance", "CompletingRebalance", "Stable"
 CONSUMER_STATES = ("Empty", "Assigning", "Reconciling", "Stable", "Dead")
 TIMELINE_KEPT = 12  # newest generations shown in the timeline
 VOTES_SHOWN = 4
+MEMBERS_SHOWN = 50  # rows of a members or vote table: a frame of a big group costs about what one of 50 does
+GROUPS_SHOWN = 50  # sections on the page, by group id
 
 
 def esc(value: object) -> str:
@@ -73,10 +77,12 @@ def _consumer_member(gid: str, m: dict[str, Any]) -> str:
             f'<td>{_post(url, "expire")}</td></tr>')
 
 
-def members_table(view: dict[str, Any]) -> str:
+def members_table(view: dict[str, Any], total: int) -> str:
     consumer = view["type"] == "consumer"
     render = _consumer_member if consumer else _classic_member
     rows = "".join(render(view["group_id"], m) for m in view["members"]) or '<tr><td colspan="6">no members</td></tr>'
+    if total > len(view["members"]):
+        rows += f'<tr class="more"><td colspan="6">and {total - len(view["members"])} more members</td></tr>'
     offered = "assignor, epoch, state" if consumer else "protocols offered"
     moves = "assigned &rarr; target" if consumer else "owned &rarr; assigned"
     return (f'<table class="members"><caption>members</caption><thead><tr><th>client id</th><th>host</th>'
@@ -94,7 +100,9 @@ def vote_table(story: RebalanceStory) -> str:
         f'<td class="vote{" won" if b.vote == story.winner else ""}">{esc(b.vote)}</td>'
         f'<td>{esc(_pairs(b.owned)) if b.owned else ""}</td>'
         f'<td>{"leader" if b.member_id == story.leader_id else ""}</td></tr>'
-        for b in story.ballots)
+        for b in story.ballots[:MEMBERS_SHOWN])
+    if len(story.ballots) > MEMBERS_SHOWN:
+        rows += f'<tr class="more"><td colspan="5">and {len(story.ballots) - MEMBERS_SHOWN} more members</td></tr>'
     tally = ", ".join(f"{esc(name)} {count}" for name, count in story.tally)
     tie = f'<p class="tie">tie: {esc(story.tie.rule)}</p>' if story.tie is not None else ""
     cooperative = " (second, cooperative round)" if story.round == 2 else ""
@@ -134,13 +142,34 @@ def timeline(world: World, group_id: str) -> str:
     return f'<ol class="timeline" aria-label="generation timeline">{items}</ol>'
 
 
+def shown_groups(world: World) -> tuple[list[str], int]:
+    """The ids of the groups the page draws (the first ``GROUPS_SHOWN`` by id) and how many there are in all."""
+    service = service_of(world)
+    ids = sorted([v.group_id for v in service.coordinator.groups()] + [v.group_id for v in service.consumer.groups()])
+    return ids[:GROUPS_SHOWN], len(ids)
+
+
+def _view(world: World, group_id: str) -> tuple[dict[str, Any], int] | None:
+    """The group's JSON view with its first ``MEMBERS_SHOWN`` members only (decoding all of a big group's
+    subscriptions and assignments per frame would hold the loop), and its member count."""
+    service = service_of(world)
+    consumer = service.consumer.group(group_id)
+    if consumer is not None:
+        trimmed = replace(consumer, members=consumer.members[:MEMBERS_SHOWN])
+        return consumer_group_json(world, trimmed), len(consumer.members)
+    classic = service.coordinator.group(group_id)
+    if classic is None:
+        return None
+    return group_json(world, replace(classic, members=classic.members[:MEMBERS_SHOWN])), len(classic.members)
+
+
 def group_html(world: World, model: LiveModel, group_id: str) -> str:
     """One group's section; "" when the group no longer exists."""
-    view = any_group_json(world, group_id)
-    return "" if view is None else _section(world, model, view)
+    found = _view(world, group_id)
+    return "" if found is None else _section(world, model, *found)
 
 
-def _section(world: World, model: LiveModel, view: dict[str, Any]) -> str:
+def _section(world: World, model: LiveModel, view: dict[str, Any], members: int) -> str:
     gid = view["group_id"]
     consumer = view["type"] == "consumer"
     number = view["group_epoch"] if consumer else view["generation"]
@@ -152,23 +181,26 @@ def _section(world: World, model: LiveModel, view: dict[str, Any]) -> str:
     rebalance = _post(f"/groups/{quote(gid, safe='')}/rebalance", "force a rebalance")
     return (f'<section class="group" data-group="{esc(gid)}" data-state="{esc(view["state"])}">'
             f'<h2>{esc(gid)} <small>{esc(title)}</small> {rebalance}</h2>'
-            f'{state_machine(view["type"], view["state"])}{members_table(view)}'
+            f'{state_machine(view["type"], view["state"])}{members_table(view, members)}'
             f'<div class="votes-wrap"><h3>votes</h3>{votes or "<p>no vote yet</p>"}</div>'
             f'<h3>generation timeline</h3>{timeline(world, gid)}'
             f'<h3>last rebalance</h3><div class="diagram">{diagram}</div></section>')
 
 
 def groups_html(world: World, model: LiveModel) -> str:
-    sections = [_section(world, model, view) for view in groups_json(world)]
-    return "".join(sections) or '<p class="empty">no groups yet: start a consumer with a group id</p>'
+    shown, total = shown_groups(world)
+    sections = [group_html(world, model, group_id) for group_id in shown]
+    more = f'<p class="more">and {total - len(shown)} more groups (GET /groups lists them)</p>' if total > len(
+        shown) else ""
+    return "".join(sections) + more or '<p class="empty">no groups yet: start a consumer with a group id</p>'
 
 
 def clock_html(world: World) -> str:
-    manual = world.clock.manual
-    kind = "manual clock" if manual else "wall clock"
-    buttons = "".join(_advance_buttons()) if manual else ""
-    return (f'<div class="clock" data-manual="{str(manual).lower()}"><span class="now" data-now="{world.now_ms()}">'
-            f'{kind} {_clock(world.now_ms())}</span>{buttons}</div>')
+    if not world.clock.manual:  # the time moves by itself: a rendered time would be stale at once
+        return '<div class="clock" data-manual="false"><span class="now">wall clock</span></div>'
+    buttons = "".join(_advance_buttons())
+    return (f'<div class="clock" data-manual="true"><span class="now" data-now="{world.now_ms()}">'
+            f'manual clock {_clock(world.now_ms())}</span>{buttons}</div>')
 
 
 def _advance_buttons() -> Iterable[str]:

@@ -13,6 +13,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from rebalance_lab.api import Emulator
+from rebalance_lab.control import page
+from rebalance_lab.control.diagram import LANES_SHOWN
 from rebalance_lab.control.events import QUEUE_LIMIT, EventStream, LiveFeed, Subscriber, sse_message
 from rebalance_lab.control.live_model import GROUPS_KEPT, LABELS_KEPT, STEPS_KEPT, LiveModel
 from rebalance_lab.coordinator.classic.records import GroupCreated, PendingMemberAdded, PendingMemberExpired
@@ -70,23 +72,26 @@ class StalledWriter:
 
 @pytest.fixture
 async def emu() -> AsyncIterator[Emulator]:
-    async with Emulator(control_port=0, manual_clock=True) as running:
+    async with Emulator(topics=[("orders", 2)], control_port=0, manual_clock=True) as running:
         yield running
 
 
 async def test_a_stalled_browser_holds_one_bounded_queue_and_not_the_loop(emu: Emulator) -> None:
     world = emu.server.world
     feed = LiveFeed.install(world)
+    members = [await LightConsumer(emu.bootstrap_servers, group, ["orders"]).open() for group in ("a", "b", "c")]
+    for member in members:
+        await member.heartbeat()  # three groups on the page
     writer = StalledWriter()
     stream = asyncio.create_task(EventStream(feed).serve(writer))  # type: ignore[arg-type]
-    while len(writer.written) < 2:  # the head, then the first snapshot; its drain now waits forever
+    while len(writer.written) < 2:  # the head, then the first snapshot; later drains wait forever
         await asyncio.sleep(0)
     (subscriber,) = feed.subscribers
     for i in range(20 * QUEUE_LIMIT):
-        feed.on_record(GroupCreated(f"g{i}", world.now_ms(), "join"))
+        feed.on_record(GroupCreated("abc"[i % 3], world.now_ms(), "join"))
+        feed.flush()  # a frame of what changed (the loop renders one every FRAME_S)
         if i % 50 == 0:
-            await asyncio.sleep(0)  # the loop runs on: each batch is rendered and offered
-    await asyncio.sleep(0)
+            await asyncio.sleep(0)
     assert len(subscriber.queue) <= QUEUE_LIMIT
     assert subscriber.resyncs >= 1
     assert len(writer.written) == 3  # the head, the snapshot, the one frame whose drain never ends
@@ -99,6 +104,8 @@ async def test_a_stalled_browser_holds_one_bounded_queue_and_not_the_loop(emu: E
     stream.cancel()
     await asyncio.gather(stream, return_exceptions=True)
     assert not feed.subscribers
+    for member in members:
+        await member.close()
 
 
 # -- over HTTP ---------------------------------------------------------------------------------------------------
@@ -209,3 +216,27 @@ async def test_what_the_page_remembers_is_bounded_for_churning_members_and_group
         model.on_record(GroupCreated(f"g{i}", now, "join"))
     assert len(model.sequences.sequences) <= GROUPS_KEPT and len(model.explainer.groups) <= GROUPS_KEPT
     assert "churn" not in model.sequences.sequences  # the least recently changed went first
+
+
+async def test_a_group_new_to_the_page_resyncs_every_browser_and_a_big_group_draws_a_bounded_frame(
+    emu: Emulator,
+) -> None:
+    world = emu.server.world
+    feed = LiveFeed.install(world)
+    subscriber = Subscriber()
+    feed.subscribers.add(subscriber)
+    assert subscriber.take() is None
+    feed.snapshot()  # what the browser shows: no group yet
+    members = [await LightConsumer(emu.bootstrap_servers, "big", ["orders"], client_id=f"m{i}").open()
+               for i in range(page.MEMBERS_SHOWN + 5)]
+    try:
+        for member in members:
+            await member.heartbeat()
+        feed.flush()
+        assert subscriber.resync  # "big" is new on the page: a snapshot, not a frame
+        html = page.group_html(world, feed.model, "big")
+        assert html.count('<tr class="member"') == page.MEMBERS_SHOWN and "and 5 more members" in html
+        assert html.count('class="seq-lane"') <= LANES_SHOWN + 1
+    finally:
+        for member in members:
+            await member.close()
