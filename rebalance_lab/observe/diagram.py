@@ -64,7 +64,7 @@ def _mermaid_step(step: Message | Note, ids: dict[str, str]) -> str:
 
 # -- SVG -----------------------------------------------------------------------------------------------------
 
-_LANE_W, _ROW_H, _TOP, _BAND_H, _MARGIN, _CHAR_W = 200, 26, 56, 30, 20, 6.6
+_LANE_W, _ROW_H, _TOP, _BAND_H, _MARGIN, _CHAR_W = 240, 26, 56, 30, 20, 6.6
 
 
 def _fit(text: str, width: float) -> str:
