@@ -22,8 +22,9 @@ class RebalanceLabWarning(pytest.PytestWarning):
 
 def check(item: pytest.Item) -> None:
     """Warn (on the test's own location) about a misspelt marker name and a marker that cannot apply."""
+    registered = _registered(item.config)
     for mark in item.iter_markers():
-        if mark.name != MARKER and difflib.get_close_matches(mark.name, [MARKER], n=1, cutoff=0.8):
+        if mark.name not in registered and difflib.get_close_matches(mark.name, [MARKER], n=1, cutoff=0.8):
             item.warn(RebalanceLabWarning(f"unknown marker @pytest.mark.{mark.name}: did you mean "
                                           f"@pytest.mark.{MARKER}?"))
     if item.get_closest_marker(MARKER) is None:
@@ -40,3 +41,8 @@ def check(item: pytest.Item) -> None:
         item.warn(RebalanceLabWarning(
             f"@pytest.mark.{MARKER} has no effect on {item.name}: it uses none of the fixtures "
             f"{', '.join(PER_TEST_FIXTURES)}"))
+
+
+def _registered(config: pytest.Config) -> set[str]:
+    """Marker names the project registered (``markers`` ini lines, ours included): never called a typo."""
+    return {line.split(":")[0].split("(")[0].strip() for line in config.getini("markers")}

@@ -130,8 +130,13 @@ def test_marker_name(rebalance_lab):
 @pytest.mark.rebalance_lab(brokerz=3)
 def test_option_name(rebalance_lab):
     pass
-''')
-    result.assert_outcomes(passed=1, errors=1, warnings=2)  # pytest's own unknown-mark warning and ours
+
+
+@pytest.mark.rebalance
+def test_a_registered_marker_of_the_users_own_with_a_close_name():
+    pass
+''', "-o", "markers=rebalance: the user's own marker")
+    result.assert_outcomes(passed=2, errors=1, warnings=2)  # pytest's own unknown-mark warning and ours
     output = result.stdout.str()
     assert "RebalanceLabWarning: unknown marker @pytest.mark.rebalance_labs: did you mean " \
            "@pytest.mark.rebalance_lab?" in output
