@@ -111,6 +111,11 @@ class SequenceBuilder:
                 generation.lane(key, COORDINATOR if key == COORDINATOR else state.label(key))
             generation.steps.append(step)
 
+    def forget(self, group_id: str) -> None:
+        """Drop a group's sequence and what its rows told (a live view keeping a bounded number of groups)."""
+        self.sequences.pop(group_id, None)
+        self._states.pop(group_id, None)
+
     def finish(self) -> dict[str, GroupSequence]:
         """Every group's sequence with rows still awaiting a next generation kept in the last one."""
         for state in self._states.values():

@@ -103,3 +103,13 @@ def test_a_consumer_group_is_drawn_per_group_epoch() -> None:
 
 def test_rows_without_a_group_are_ignored() -> None:
     assert build([{"seq": 1, "group_id": None, "event_type": "TOPIC_METADATA"}]) == {}
+
+
+def test_a_forgotten_group_starts_afresh() -> None:
+    builder = SequenceBuilder()
+    for row in _two_generations():
+        builder.add(row)
+    builder.forget("g")
+    assert builder.sequences == {}
+    builder.add(_two_generations()[2])  # a rebalance of a group it no longer knows
+    assert [g.number for g in builder.finish()["g"].generations] == [1]
