@@ -28,6 +28,7 @@ from rebalance_lab.observe import decode
 
 TP = tuple[str, int]
 HISTORY = 20  # finished stories kept per group
+NOTES_KEPT = 200  # notes kept per story (a client refused over and over must not grow it for ever)
 
 #: The tie-break of each flavor, in one sentence (``{order}`` is the tied names in the vote map's order).
 TIE_RULES = {
@@ -252,8 +253,10 @@ class Explainer:
         told = handler(g, record)
         story = g.current
         for note, _ in told:
-            if story is not None and note.kind is not NoteKind.REBALANCE:
+            if story is not None and note.kind is not NoteKind.REBALANCE and len(story.notes) < NOTES_KEPT:
                 story.notes.append(note)
+        if isinstance(record, r.GroupDeleted | r.GroupUpgraded):
+            self.groups.pop(record.group_id, None)  # a deleted group's stories go with it (memory stays bounded)
         return told
 
 

@@ -16,7 +16,7 @@ import pytest
 from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator.classic.messages import LeaveMember, ProtocolEntry
 from rebalance_lab.coordinator.classic.records import JoinRefused, RebalanceNotified, RebalancePrepared
-from rebalance_lab.observe.explain import RebalanceStory
+from rebalance_lab.observe.explain import NOTES_KEPT, RebalanceStory
 from rebalance_lab.observe.export import export, read_events
 from rebalance_lab.observe.narrator import WIDTH, Narrator
 from rebalance_lab.protocol.assignment_types import Assignment, Subscription, TopicPartition
@@ -267,3 +267,15 @@ def test_the_new_rows_load_in_the_replay_and_every_export_format(tmp_path: Path)
     events = read_events(path)
     for fmt in ("broker-log-scala", "broker-log-java", "dump-log", "console-json", "client-log"):
         assert export(events, fmt, io.StringIO()) > 0, fmt
+
+
+def test_what_the_explainer_keeps_is_bounded_refusals_and_deleted_groups() -> None:
+    t = Told()
+    leader, follower = t.ctx.stable_group(2)
+    for _ in range(NOTES_KEPT + 50):  # a misconfigured client retrying for ever
+        t.ctx.join(version=3, names=("cooperative-sticky",), client_id="rolling")
+    assert len(t.stories()[-1].notes) == NOTES_KEPT
+    t.ctx.leave(LeaveMember(leader), LeaveMember(follower))
+    assert t.ctx.delete("g") == {"g": ErrorCode.NONE}
+    t.text()
+    assert "g" not in t.narrator.explainer.groups
