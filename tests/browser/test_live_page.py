@@ -6,8 +6,9 @@ control token in its address (kept as a cookie from then on). kafka-python consu
 join the group: the page is never reloaded, yet it shows the group appear in PreparingRebalance, the join wait
 for its initial delay until the "to the next group timer" button fires it, the members, a 1-1 vote with the
 flavor's tie-break, the timeline and the sequence diagram (with the Heartbeat answered REBALANCE_IN_PROGRESS),
-the clock moved by the +100 ms and +1 s buttons, a crashed member expired with its row's button, and a forced
-rebalance. Screenshots of each step are saved under the test's tmp dir (the path is printed).
+the clock moved by the +100 ms and +1 s buttons, a crashed member expired with its row's button, a forced
+rebalance, and the last member's LeaveGroup leaving the group Empty. Screenshots of each step are saved under
+the test's tmp dir (the path is printed).
 """
 
 from __future__ import annotations
@@ -148,6 +149,7 @@ def test_the_live_page_follows_real_clients_and_its_buttons_step_the_clock_and_e
         _clock_buttons(page)
         _crash_and_expire(page, members)
         _forced_rebalance(page)
+        _clean_leave(page, members)
         assert page.js("return window.notReloaded") is True  # every change arrived live, with no reload
     finally:
         for member in members:
@@ -217,3 +219,11 @@ def _forced_rebalance(page: Page) -> None:
     page.click("section.group h2 button", "force a rebalance")
     page.wait("generation 4", lambda: page.lit() == "Stable" and "generation 4" in page.texts(".vote-block caption")[0])
     page.shot("forced-rebalance")
+
+
+def _clean_leave(page: Page, members: list[Member]) -> None:
+    members[0].close()  # kafka-python's close sends LeaveGroup: the group is left Empty
+    page.wait("the group Empty", lambda: page.lit() == "Empty" and not page.texts("tr.member td.client"))
+    apis = page.js("return [...document.querySelectorAll('svg.sequence g.seq-msg')].map((g) => g.dataset.api)")
+    assert "LeaveGroup" in apis, apis
+    page.shot("left-empty")
