@@ -4,6 +4,10 @@
 real kafka-python consumers on the session's Kafka 4.4.0 / 3.9.2 broker (tests/conftest.py), with the
 broker's server.log (at the levels its distribution ships: INFO), the ``__consumer_offsets`` dump and
 the clients' own record. About a minute per broker; brokers that cannot start fail in CI.
+
+``java_evidence``: a group led by a real Java consumer (kafka-clients 4.4.0, its log at INFO) while
+kafka-python members join and leave, on the 4.4.0 broker: the Java client log, the broker's log and the
+kafka-python members' records. About 20 s.
 """
 
 from __future__ import annotations
@@ -13,7 +17,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Brokers
-from tests.replay_evidence.capture import Evidence, capture
+from tests.replay_evidence.capture import Evidence, _create_topic, broker_lines, capture
+from tests.replay_evidence.java_client import JavaHistory, run_java_history
 
 
 class Captures:
@@ -32,3 +37,19 @@ class Captures:
 @pytest.fixture(scope="session")
 def evidence(kafka_brokers: Brokers, tmp_path_factory: pytest.TempPathFactory) -> Captures:
     return Captures(kafka_brokers, tmp_path_factory.mktemp("replay-evidence"))
+
+
+@pytest.fixture(scope="session")
+def java_evidence(kafka_brokers: Brokers, tmp_path_factory: pytest.TempPathFactory) -> tuple[JavaHistory, Path]:
+    """(the history, the broker's server.log) of :func:`tests.replay_evidence.java_client.run_java_history`."""
+    import uuid
+
+    broker = kafka_brokers.get("4")
+    out = tmp_path_factory.mktemp("java-evidence")
+    suffix = uuid.uuid4().hex[:8]
+    topic = f"evidence-{suffix}"
+    _create_topic(broker.bootstrap, topic)
+    history = run_java_history(broker.bootstrap, f"evidence-java-{suffix}", topic, out / "client.log")
+    server_log = out / "server.log"
+    server_log.write_text(broker_lines(broker.logs()))
+    return history, server_log

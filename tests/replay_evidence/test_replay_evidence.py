@@ -24,8 +24,9 @@ import pytest
 from rebalance_lab.observe.formats import render
 from rebalance_lab.replay.events import to_json
 from rebalance_lab.replay.sources import SourceContext, parse_file
-from tests.replay_evidence.compare import disagreements
+from tests.replay_evidence.compare import disagreements, replay
 from tests.replay_evidence.conftest import Captures
+from tests.replay_evidence.java_client import JavaHistory
 
 SOURCE_SETS = {
     "server.log": ("broker-log",),
@@ -64,3 +65,25 @@ def test_the_exporter_writes_the_lines_the_real_broker_wrote(evidence: Captures,
     real = [line for line in Path(paths["broker-log"]).read_text().splitlines() if captured.group in line]
     assert real and _bodies(rendered) == _bodies(real)
     assert not any("Pending dynamic member" in line for line in real) or flavor == "4"  # 3.x: DEBUG only
+
+
+def test_a_java_client_log_alone_gives_each_generation_it_synced_with_members_and_times(
+        java_evidence: tuple[JavaHistory, Path]) -> None:
+    """The Java consumer led every generation: its log alone gives each one complete, timed (its own
+    "(Re-)joining", JoinGroup and SyncGroup lines), with the leader, the protocol and every member's partitions
+    (its "Finished assignment" line), which the kafka-python members confirm; the broker's log agrees."""
+    history, server_log = java_evidence
+    from_client, _, episodes = replay([history.log], history.group)
+    assert sorted(from_client) == history.generations == [1, 2, 3, 4, 5]
+    assert len(episodes) == len(history.generations)
+    for g in from_client.values():
+        assert g["completed"] and g["protocol"] == "range"
+        assert g["t_prepare"] is not None and g["t_prepare"] <= g["t_join_done"] <= g["t_sync_done"]
+    for record in history.records:  # what p and q were given, in the generation they completed
+        members = {m["member_id"]: sorted(tp["partition"] for tp in m["assignment"])
+                   for m in from_client[record["generation"]]["members"]}
+        assert members[record["member_id"]] == record["partitions"]
+    from_broker, _, _ = replay([server_log], history.group)
+    for number, g in from_client.items():
+        assert g["leader_id"] == from_broker[number]["leader_id"]
+        assert {m["member_id"] for m in g["members"]} == {m["member_id"] for m in from_broker[number]["members"]}

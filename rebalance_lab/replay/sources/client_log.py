@@ -67,7 +67,14 @@ from typing import Any
 
 from rebalance_lab.replay.events import SCHEMA_VERSION, EventError, parse_tp
 from rebalance_lab.replay.sources import Format, SourceContext, register
-from rebalance_lab.replay.sources._log4j import LocalClock, evidence, first_head, is_continuation, starts_json
+from rebalance_lab.replay.sources._log4j import (
+    HEAD,
+    LocalClock,
+    evidence,
+    first_head,
+    is_continuation,
+    starts_json,
+)
 from rebalance_lab.replay.sources.dump_log import is_dump_line
 
 FORMAT_NAME = "client-log"
@@ -248,7 +255,11 @@ class _Parser:
         for number, raw in enumerate(lines, 1):
             self.report.line()
             line = raw.rstrip("\r\n")
-            if is_continuation(line):
+            # In Kafka's layout ("[%d] %p %m (%c)") a record is open until a line ends with its "(logger)" tail:
+            # 4.x clients log a banner whose lines start with "*" ("The consumer rebalance protocol (KIP-848) is
+            # production-ready!"), seen in a real 4.4.0 client's log (tests/replay_evidence)
+            if is_continuation(line) or (record and line[:1] != "[" and not record[-1].endswith(")")
+                                         and HEAD.match(record[0]) is not None):
                 if record:
                     record.append(line)
                 else:

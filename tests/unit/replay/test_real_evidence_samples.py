@@ -29,3 +29,25 @@ def test_real_evidence_replays_to_what_the_clients_saw(version: str, files: list
     group = (folder / "group.txt").read_text().strip()
     sources = [source for name in files for source in SOURCES[name]]
     assert disagreements([folder / name for name in files], sources, group, truth) == []
+
+
+def test_a_real_java_client_log_alone_gives_each_generation_with_its_times_and_members() -> None:
+    """A kafka-clients 4.4.0 consumer's log (Kafka's layout, INFO) that led five generations while kafka-python
+    members joined and left: nothing unreadable (its multi-line KIP-848 banner is one record), and each
+    generation complete with its times, leader and members' partitions, as the kafka-python members saw them."""
+    import json
+
+    from rebalance_lab.replay.local import run_local
+
+    folder = SAMPLES / "evidence-java-client-4.4.0"
+    recorded = json.loads((folder / "records.json").read_text())
+    result = run_local([str(folder / "client.log")])
+    assert result.report.unparsed == 0, result.report.samples
+    generations = {g["generation"]: g for g in result.tables["group_generations"] if g["group_id"] == recorded["group"]}
+    assert sorted(generations) == recorded["generations"]
+    assert all(g["completed"] and g["t_sync_done"] is not None for g in generations.values())
+    assert len(result.tables["rebalance_episodes"]) == len(generations)
+    for record in recorded["records"]:
+        members = {m["member_id"]: sorted(tp["partition"] for tp in m["assignment"])
+                   for m in generations[record["generation"]]["members"]}
+        assert members[record["member_id"]] == record["partitions"]
