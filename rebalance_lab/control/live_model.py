@@ -76,9 +76,9 @@ class LiveModel:
         self.sequences._states.pop(group_id, None)  # the builder has no forget()
 
     def stories(self, group_id: str) -> list[RebalanceStory]:
-        """The group's rebalances that reached a vote, oldest first."""
+        """The group's rebalances that reached a vote, oldest first (not one that left the group Empty: no ballots)."""
         stories = self.explainer.groups.get(group_id)
-        return [] if stories is None else [s for s in stories.stories() if s.generation is not None]
+        return [] if stories is None else [s for s in stories.stories() if s.generation is not None and s.ballots]
 
     def last_rebalance(self, group_id: str) -> Generation | None:
         """The newest generation's diagram with any steps (a group that only just started has none yet)."""

@@ -226,4 +226,5 @@ def _clean_leave(page: Page, members: list[Member]) -> None:
     page.wait("the group Empty", lambda: page.lit() == "Empty" and not page.texts("tr.member td.client"))
     apis = page.js("return [...document.querySelectorAll('svg.sequence g.seq-msg')].map((g) => g.dataset.api)")
     assert "LeaveGroup" in apis, apis
+    assert "generation 4" in page.texts(".vote-block caption")[0]  # the Empty generation 5 had no vote
     page.shot("left-empty")
