@@ -43,10 +43,11 @@ def chromedriver() -> str:
         if os.geteuid() != 0 or shutil.which("apt-get") is None:
             raise BrowserUnavailable("chromedriver is missing: run apt-get install -y chromium-driver")
         env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        proc = subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium-driver"],
-                              env=env, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise BrowserUnavailable(f"apt-get install chromium-driver failed:\n{proc.stdout[-3000:]}")
+        for cmd in (["apt-get", "update", "-q"],
+                    ["apt-get", "install", "-y", "-q", "--no-install-recommends", "chromium-driver"]):
+            proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+            if proc.returncode != 0:
+                raise BrowserUnavailable(f"{' '.join(cmd)} failed:\n{proc.stdout[-3000:]}")
     path = shutil.which("chromedriver")
     if path is None:
         raise BrowserUnavailable("no chromedriver executable on PATH after installing chromium-driver")
