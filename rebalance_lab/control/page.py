@@ -93,6 +93,16 @@ def _pairs(tps: Iterable[tuple[str, int]]) -> str:
     return _tps([{"topic": t, "partition": p} for t, p in tps])
 
 
+def _revoked(story: RebalanceStory) -> str:
+    """A cooperative round's revocations and what the leader withheld for the next round (observe.explain)."""
+    names = {b.member_id: b.client_id or b.member_id for b in story.ballots}
+    revoked = [f"{names.get(s.member_id, s.member_id)} {_pairs(s.revoked)}" for s in story.shares if s.revoked]
+    if not revoked and not story.withheld:
+        return ""
+    withheld = f"; withheld for a second round: {_pairs(story.withheld)}" if story.withheld else ""
+    return f'<p class="revoked">revoked: {esc(", ".join(revoked) or "nothing")}{esc(withheld)}</p>'
+
+
 def vote_table(story: RebalanceStory) -> str:
     """One generation's vote: each member's preferences in order, its vote, the tally and the tie-break."""
     rows = "".join(
@@ -105,6 +115,7 @@ def vote_table(story: RebalanceStory) -> str:
         rows += f'<tr class="more"><td colspan="5">and {len(story.ballots) - MEMBERS_SHOWN} more members</td></tr>'
     tally = ", ".join(f"{esc(name)} {count}" for name, count in story.tally)
     tie = f'<p class="tie">tie: {esc(story.tie.rule)}</p>' if story.tie is not None else ""
+    tie += _revoked(story)
     cooperative = " (second, cooperative round)" if story.round == 2 else ""
     return (f'<div class="vote-block" data-generation="{story.generation}"><table class="votes">'
             f'<caption>generation {story.generation}{cooperative}: candidates {{{esc(", ".join(story.candidates))}}}'

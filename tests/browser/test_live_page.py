@@ -229,3 +229,38 @@ def _clean_leave(page: Page, members: list[Member]) -> None:
     assert "LeaveGroup" in apis, apis
     assert "generation 4" in page.texts(".vote-block caption")[0]  # the Empty generation 5 had no vote
     page.shot("left-empty")
+
+
+def test_the_live_page_shows_a_cooperative_rebalance_in_two_rounds_with_owned_partitions(
+    emu: Emulator, browser: webdriver.Chrome, tmp_path: Path
+) -> None:
+    assert emu.control_url is not None
+    shots = tmp_path / "screenshots"
+    shots.mkdir()
+    print(f"[live page] screenshots in {shots}")
+    page = Page(browser, shots)
+    browser.get(f"{emu.control_url}/?token={TOKEN}")
+    page.wait("the live stream", lambda: page.texts("#status") == ["live"])
+    members = [_member(emu, tmp_path, "c0", ["cooperative-sticky"])]
+    try:
+        page.wait("the group in PreparingRebalance", lambda: page.lit() == "PreparingRebalance")
+        page.click("button.advance", "to the next group timer")
+        page.wait("generation 1 Stable", lambda: page.lit() == "Stable" and page.texts(".vote-block caption"))
+        members.append(_member(emu, tmp_path, "c1", ["cooperative-sticky"]))
+
+        def second_round_done() -> bool:
+            captions = page.texts(".vote-block caption")
+            return page.lit() == "Stable" and bool(captions) and "second, cooperative round" in captions[0]
+
+        page.wait("the second, cooperative round", second_round_done)
+        page.shot("cooperative-second-round")
+        first_round = page.js("return [...document.querySelectorAll('.vote-block')].find((b) => b.dataset.generation"
+                              " === '2').querySelector('tbody').textContent")
+        assert "orders[0,1,2,3,4,5]" in first_round, first_round  # c0 owned everything when it rejoined
+        told = page.js("return document.querySelector('.vote-block[data-generation=\"2\"] p.revoked').textContent")
+        assert told.startswith("revoked: c0 orders[") and "withheld for a second round: orders[" in told, told
+        moves = dict(zip(page.texts("tr.member td.client"), page.texts("tr.member td.moves"), strict=True))
+        assert moves["c1"].startswith("none \u2192 orders["), moves  # c1 got the withheld partitions in round 2
+    finally:
+        for member in members:
+            member.dispose()
