@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import random
 import uuid
-from collections.abc import Iterable
+from collections.abc import Generator, Iterable
 from dataclasses import dataclass, field
 
 from rebalance_lab.protocol.errors import ErrorCode
@@ -35,6 +35,7 @@ FINAL_EPOCH = -1
 DEFAULT_MAX_SESSIONS = 1000  # max.incremental.fetch.session.cache.slots
 EVICTION_MS = 120_000  # KafkaBroker.MIN_INCREMENTAL_FETCH_SESSION_EVICTION_MS
 _MAX_INT = (1 << 31) - 1
+STEP = 200  # partitions per step of respond_steps
 
 # A topic name (Fetch v4-12) or a topic id (v13+), and a partition index.
 FetchKey = tuple[str | uuid.UUID, int]
@@ -129,7 +130,20 @@ class FetchContext:
 
     def respond(self, outcomes: dict[FetchKey, PartitionOutcome], now_ms: int) -> tuple[int, list[FetchKey]]:
         """(session id for the response, keys it carries in order). Call once per request."""
-        return INVALID_SESSION_ID, [key for key, _ in self.fetch_data]
+        steps = self.respond_steps(outcomes, now_ms)
+        while True:
+            try:
+                next(steps)
+            except StopIteration as done:
+                answer: tuple[int, list[FetchKey]] = done.value
+                return answer
+
+    def respond_steps(self, outcomes: dict[FetchKey, PartitionOutcome],
+                      now_ms: int) -> Generator[None, None, tuple[int, list[FetchKey]]]:
+        """:meth:`respond` in steps of :data:`STEP` partitions (a session of 200,000 partitions is updated in
+        ~0.2 s; the shell lets other requests in between two steps). The session is the request's own: its
+        epoch moved on in ``new_context``, so no other request can use it meanwhile."""
+        return INVALID_SESSION_ID, (yield from _keys(self.fetch_data))
 
 
 @dataclass
@@ -137,8 +151,10 @@ class SessionErrorContext(FetchContext):
     def partitions(self) -> list[tuple[FetchKey, PartitionRequest]]:
         return []
 
-    def respond(self, outcomes: dict[FetchKey, PartitionOutcome], now_ms: int) -> tuple[int, list[FetchKey]]:
+    def respond_steps(self, outcomes: dict[FetchKey, PartitionOutcome],
+                      now_ms: int) -> Generator[None, None, tuple[int, list[FetchKey]]]:
         return INVALID_SESSION_ID, []
+        yield  # a generator
 
 
 @dataclass
@@ -151,15 +167,18 @@ class FullContext(FetchContext):
     cache: FetchSessionCache | None = None
     uses_topic_ids: bool = False
 
-    def respond(self, outcomes: dict[FetchKey, PartitionOutcome], now_ms: int) -> tuple[int, list[FetchKey]]:
+    def respond_steps(self, outcomes: dict[FetchKey, PartitionOutcome],
+                      now_ms: int) -> Generator[None, None, tuple[int, list[FetchKey]]]:
         assert self.cache is not None
         cached: dict[FetchKey, CachedPartition] = {}
-        for key, request in self.fetch_data:
+        for done, (key, request) in enumerate(self.fetch_data, 1):
+            if done % STEP == 0:
+                yield
             outcome = outcomes.get(key)
             hw, lso = (outcome.high_watermark, outcome.log_start_offset) if outcome else (-1, -1)
             cached[key] = CachedPartition(request, hw, lso)
         session_id = self.cache.maybe_create(now_ms, cached, self.uses_topic_ids)
-        return session_id, [key for key, _ in self.fetch_data]
+        return session_id, (yield from _keys(self.fetch_data))
 
 
 @dataclass
@@ -170,11 +189,14 @@ class IncrementalContext(FetchContext):
         assert self.session is not None
         return [(key, cached.request) for key, cached in self.session.partitions.items()]
 
-    def respond(self, outcomes: dict[FetchKey, PartitionOutcome], now_ms: int) -> tuple[int, list[FetchKey]]:
+    def respond_steps(self, outcomes: dict[FetchKey, PartitionOutcome],
+                      now_ms: int) -> Generator[None, None, tuple[int, list[FetchKey]]]:
         session = self.session
         assert session is not None
         carried: list[FetchKey] = []
-        for key in list(session.partitions):
+        for done, key in enumerate(list(session.partitions), 1):
+            if done % STEP == 0:
+                yield
             cached = session.partitions[key]
             outcome = outcomes.get(key)
             if outcome is None or not cached.must_respond(outcome):
@@ -183,6 +205,15 @@ class IncrementalContext(FetchContext):
             if outcome.records_size > 0:  # round-robin: served partitions go to the back
                 session.partitions[key] = session.partitions.pop(key)
         return session.session_id, carried
+
+
+def _keys(fetch_data: list[tuple[FetchKey, PartitionRequest]]) -> Generator[None, None, list[FetchKey]]:
+    keys = []
+    for done, (key, _) in enumerate(fetch_data, 1):
+        if done % (STEP * 10) == 0:
+            yield
+        keys.append(key)
+    return keys
 
 
 # -- the cache -----------------------------------------------------------------------

@@ -160,7 +160,7 @@ def _describe_configs(response: Any) -> None:
 
 
 def _fetch(response: Any) -> None:
-    assert (response.error_code, response.session_id) == (ErrorCode.NONE, 0)  # epoch -1: no session opened
+    assert (response.error_code, response.session_id != 0) == (ErrorCode.NONE, True)  # a session is opened
     assert [t.topic for t in response.responses] == [f"big-{t}" for t in range(TOPICS)]
     partitions = [p for t in response.responses for p in t.partitions]
     assert len(partitions) == ENTRIES  # empty logs: nothing to read, every partition answered
@@ -240,6 +240,7 @@ CHECKS: dict[str, Callable[[Any], None]] = {
     "txn_offset_commit": _txn_offset_commit,
     "describe_configs": _describe_configs,
     "create_acls": _create_acls,
+    "fetch_session": _fetch,
     "produce": _produce,
     "alter_configs": _alter_configs,
     "incremental_alter_configs": _alter_configs,  # the same size and answers

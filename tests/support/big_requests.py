@@ -175,12 +175,17 @@ def fetch(n: int) -> tuple[int, int, dict[str, Any]]:
                        session_id=0, session_epoch=-1, topics=topics, forgotten_topics_data=[], rack_id="")
 
 
+def fetch_session(n: int) -> tuple[int, int, dict[str, Any]]:
+    api_key, version, fields = fetch(n)
+    return api_key, version, {**fields, "session_epoch": 0}  # a full fetch that opens a session of n partitions
+
+
 BUILDERS: dict[str, Callable[[int], tuple[int, int, dict[str, Any]]]] = {
     f.__name__: f for f in (offset_commit, offset_fetch, list_offsets, delete_topics, create_topics,
                             describe_groups, delete_groups, describe_topic_partitions,
                             delete_records, offset_delete, txn_offset_commit, describe_configs, create_acls,
                             fetch, produce, alter_configs, incremental_alter_configs, describe_acls, delete_acls,
-                            list_groups, consumer_group_describe)
+                            list_groups, consumer_group_describe, fetch_session)
 }
 
 
