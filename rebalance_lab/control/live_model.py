@@ -59,7 +59,7 @@ class LiveModel:
         sequence = self.sequences.sequences.get(group_id)
         if sequence is not None and len(sequence.generations) > GENERATIONS_KEPT + 1:
             del sequence.generations[: -(GENERATIONS_KEPT + 1)]
-        state = self.sequences._states.get(group_id)
+        state = self.sequences._states.get(group_id)  # the builder bounds none of these itself (yet)
         if state is not None and max(len(state.tail), len(state.current.steps)) > STEPS_KEPT:
             # a group whose generation never turns (pending members joining and timing out for ever): start its
             # diagram afresh from the next row rather than keep every step
@@ -72,8 +72,7 @@ class LiveModel:
             state.labels = {m: label for m, label in state.labels.items() if m in drawn or m in state.members}
 
     def _forget_sequence(self, group_id: str) -> None:
-        self.sequences.sequences.pop(group_id, None)
-        self.sequences._states.pop(group_id, None)  # the builder has no forget()
+        self.sequences.forget(group_id)
 
     def stories(self, group_id: str) -> list[RebalanceStory]:
         """The group's rebalances that reached a vote, oldest first (not one that left the group Empty: no ballots)."""
