@@ -38,6 +38,9 @@ def _topics(values: list[str]) -> list[tuple[str, int]]:
     topics = []
     for value in values:
         name, _, count = value.strip().partition(":")
+        if not name or not (count or "1").isdigit() or int(count or 1) <= 0:
+            raise pytest.UsageError(f"rebalance-lab: bad topic {value.strip()!r}: expected NAME[:PARTITIONS] "
+                                    "with PARTITIONS above 0")
         topics.append((name, int(count or 1)))
     return topics
 

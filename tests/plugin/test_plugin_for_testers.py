@@ -178,3 +178,11 @@ def test_joins_and_warns(rebalance_lab):
     output = result.stdout.str()
     assert "DeprecationWarning: the user's own deprecation" in output
     assert "kafka/protocol" not in output and "read_text is deprecated" not in output
+
+
+@pytest.mark.parametrize("topic", ["orders:many", ":3", "orders:0"])
+def test_a_bad_topic_option_stops_the_run_saying_what_is_expected(pytester: pytest.Pytester, topic: str) -> None:
+    result = _run(pytester, "def test_x(rebalance_lab):\n    pass\n", "--rebalance-lab-topic", topic)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    output = result.stdout.str() + result.stderr.str()
+    assert f"rebalance-lab: bad topic {topic!r}: expected NAME[:PARTITIONS] with PARTITIONS above 0" in output
