@@ -157,3 +157,21 @@ def test_a_recording_of_several_groups_needs_a_group(tmp_path: Path, capsys: pyt
     status, _, err = _diagram(capsys, str(both))
     assert status == 2 and "choose a group with --group; the recording has: g1, g2" in err
     assert _diagram(capsys, str(both), "--group", "g2")[0] == 0
+
+
+def test_a_recording_of_real_clients_is_drawn_generation_by_generation(capsys: pytest.CaptureFixture[str]) -> None:
+    """The demo's recording (kafka-python consumers, made before heartbeats answered REBALANCE_IN_PROGRESS were
+    rows): how members learnt of each rebalance is inferred, drawn with open arrow heads."""
+    demo = Path(__file__).resolve().parents[1] / "unit" / "replay" / "samples" / "demo-recording.jsonl"
+    status, out, _ = _diagram(capsys, str(demo), "--group", "demo-group")
+    assert status == 0
+    lines = out.splitlines()
+    titles = [lines[i + 1].removeprefix("    Note over coordinator: ") for i, line in enumerate(lines)
+              if line.startswith("    rect ")]
+    assert titles == [f"generation {n} (range)" for n in range(1, 6)] + ["generation 6"]
+    participants, arrows = _mermaid(out)
+    assert [label.rsplit("-", 1)[0] for label in participants.values()] == [
+        "coordinator", "consumer-1", "consumer-2", "consumer-3", "crasher", "static-1", "static-1"]
+    assert ("consumer-2-c778a396", "-)", "coordinator", "Heartbeat") in arrows
+    assert "no Heartbeat within the session timeout: expired (session_timeout)" in out  # the crasher
+    assert "static member replaced: static-1-edca2c84 is fenced" in out
