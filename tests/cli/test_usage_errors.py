@@ -79,3 +79,11 @@ def test_brokers_ports_in_use_are_reported_as_the_range_they_need(
     code, err = _run(capsys, "--port", str(busy_port - 1), "--brokers", "2")
     assert code == 2
     assert f"cannot listen on 127.0.0.1:{busy_port - 1}-{busy_port} (the brokers, --port)" in err
+
+
+def test_a_data_dir_that_cannot_be_made_names_the_path_not_an_address(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "a-file").write_text("not a directory")
+    code, err = _run(capsys, "--data-dir", str(tmp_path / "a-file" / "data"))
+    assert code == 2
+    assert f"cannot use {tmp_path / 'a-file'}" in err and "listen" not in err
