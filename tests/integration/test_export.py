@@ -120,7 +120,8 @@ def test_each_clients_log_ends_with_the_partitions_it_was_last_given(recording: 
         client = next(m["client_id"] for e in events if e["event_type"] == "GENERATION_SNAPSHOT"
                       for m in e["members"] if m["member_id"] == member_id)
         added = [line for line in lines if f"clientId={client}, groupId=g] Adding newly assigned" in line]
-        assert added[-1].split("partitions: ", 1)[1].rsplit(" (", 1)[0] == ", ".join(f"{t}-{p}" for t, p in partitions)
+        given = ", ".join(f"{t}-{p}" for t, p in partitions)
+        assert added[-1].split("partitions: ", 1)[1].rsplit(" (", 1)[0] == f"[{given}]"
     assert sum("sending LeaveGroup request" in line for line in lines) == 2  # a and d; the static c never sends one
 
 

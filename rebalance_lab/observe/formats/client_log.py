@@ -1,4 +1,4 @@
-"""Canonical events -> what each member's Java consumer (classic protocol, 3.8+) would log (spec §3.1).
+"""Canonical events -> what each member's Java consumer (classic protocol, kafka-clients 4.4.0) would log (spec §3.1).
 
 Lines carry the consumer's ``LogContext`` prefix, ``[Consumer clientId={cid}, groupId={g}] ``
 (``[Consumer instanceId={i}, clientId={cid}, groupId={g}] `` for static members). The
@@ -25,7 +25,7 @@ Each member's lines are derived from the group's events, at the event's time:
                                Assignment(partitions=[...])``, ``Adding newly assigned partitions: ...``
 ``MEMBER_LEFT``                (a dynamic member's LeaveGroup) ``Revoke``/``Lost previously assigned
                                partitions ...`` and ``Member {m} sending LeaveGroup request to
-                               coordinator {host}:{port} (id: {2147483647 - broker} rack: null) due to
+                               coordinator {host}:{port} (id: +{broker} rack: null isFenced: false) due to
                                the consumer is being closed``
 =============================  ===============================================================
 
@@ -60,7 +60,6 @@ COORDINATOR_LOGGER = "org.apache.kafka.clients.consumer.internals.ConsumerCoordi
 LISTENER_LOGGER = "org.apache.kafka.clients.consumer.internals.ConsumerRebalanceListenerInvoker"
 DEFAULT_LAYOUT = "[%d] %p %m (%c)%n"
 COOPERATIVE = frozenset({"cooperative-sticky"})
-_INT_MAX = 2_147_483_647  # the coordinator connection's node id is Integer.MAX_VALUE - broker id
 
 RENDERED = frozenset({"MEMBER_JOIN_REQUEST", "MEMBER_JOINED", "STATIC_MEMBER_REPLACED", "JOIN_COMPLETE",
                       "GENERATION_SNAPSHOT", "MEMBER_LEFT"})
@@ -93,8 +92,9 @@ def _sorted(tps: Iterable[TopicPartitionRow]) -> list[TopicPartitionRow]:
 
 
 def _names(tps: Iterable[TopicPartitionRow]) -> str:
-    """The listener invoker's ``Collectors.joining(", ")`` of a sorted set."""
-    return ", ".join(tp_text(tp) for tp in _sorted(tps))
+    """The listener invoker's sorted set as 4.4.0's ``ConsumerRebalanceListenerInvoker`` prints it: ``[t-0, t-1]``
+    (seen in a real 4.4.0 client's log, tests/replay_evidence)."""
+    return "[" + ", ".join(tp_text(tp) for tp in _sorted(tps)) + "]"
 
 
 def _minus(a: Sequence[TopicPartitionRow], b: Sequence[TopicPartitionRow]) -> list[TopicPartitionRow]:
@@ -234,7 +234,8 @@ class ClientLogRenderer:
                                LISTENER_LOGGER))
         recorded = e.get("broker_id")
         broker = self.broker_id if self.broker_id is not None else recorded if isinstance(recorded, int) else 0
-        node = f"{self.coordinator} (id: {_INT_MAX - broker} rack: null)"
+        # 4.4.0's GroupCoordinatorNode: id "+<broker id>", and Node.toString adds "isFenced"
+        node = f"{self.coordinator} (id: +{broker} rack: null isFenced: false)"
         reason = e.get("client_reason") or "the consumer is being closed"
         lines.append(_Line(member, f"Member {member.member_id} sending LeaveGroup request to coordinator {node} "
                                    f"due to {reason}"))

@@ -51,3 +51,35 @@ def test_a_real_java_client_log_alone_gives_each_generation_with_its_times_and_m
         members = {m["member_id"]: sorted(tp["partition"] for tp in m["assignment"])
                    for m in generations[record["generation"]]["members"]}
         assert members[record["member_id"]] == record["partitions"]
+
+
+def _shape(line: str) -> str:
+    """A client line's message with every token holding a digit (ids, partitions, generations, host:port,
+    the coordinator's "+1") as X and lists of them as one X."""
+    import re
+
+    body = re.sub(r"^\[[^\]]*\] \w+ \[Consumer [^\]]*\] ", "", line.rstrip("\n"))
+    body = re.sub(r"[\w.:+'-]*\d[\w.:+'-]*", "X", body)
+    body = re.sub(r"X(, X)+", "X", body)
+    return re.sub(r"X=Assignment\(partitions=\[X?\]\)(, X=Assignment\(partitions=\[X?\]\))*", "X=Assignment(…)", body)
+
+
+def test_the_client_log_exporter_writes_the_lines_a_real_4_4_0_client_wrote() -> None:
+    """Every line ``export --as client-log`` writes for the demo recording, of a kind the real kafka-clients
+    4.4.0 consumer logged, has the real line's words: bracketed partition lists from the listener invoker,
+    the coordinator as ``(id: +1 rack: null isFenced: false)``, the JoinGroup/SyncGroup/assignment texts."""
+    import json
+
+    from rebalance_lab.observe.formats import render
+
+    real = {_shape(line) for line in (SAMPLES / "evidence-java-client-4.4.0" / "client.log").read_text().splitlines()
+            if "[Consumer clientId=" in line and " groupId=" in line}
+    def kind(shape: str) -> str:
+        return " ".join(shape.split(" ")[:2])
+
+    kinds = {kind(shape) for shape in real}
+    recording = [json.loads(line) for line in (SAMPLES / "demo-recording.jsonl").read_text().splitlines()]
+    rendered = {_shape(line) for line in render(recording, "client-log") if "instanceId=" not in line}
+    compared = {shape for shape in rendered if kind(shape) in kinds}
+    assert len(compared) >= 6
+    assert compared <= real, sorted(compared - real)
