@@ -36,6 +36,7 @@ class GroupState:
         self.rejoined: set[str] = set()  # members that sent a JoinGroup since it started
         self.open = False  # a classic rebalance is under way (PreparingRebalance)
         self.notified: set[str] = set()  # members whose REBALANCE_IN_PROGRESS heartbeat answer is recorded
+        self.operator_expires: set[str] = set()  # members the operator is expiring (its fault row comes first)
         self.current = Generation(0)
         self.tail: list[tuple[Mapping[str, Any], list[Step]]] = []  # rows after the generation settled
 
@@ -211,6 +212,9 @@ def _expired(state: GroupState, row: Mapping[str, Any]) -> list[Step]:
     seq, ts = _seq(row)
     member = _member(state, row)
     _remove(state, member)
+    if str(row.get("member_id")) in state.operator_expires:
+        state.operator_expires.discard(str(row.get("member_id")))
+        return [Note(seq, ts, (member, COORDINATOR), "expired by the operator (its session timeout run now)")]
     return [Note(seq, ts, (member, COORDINATOR), f"no Heartbeat within the session timeout: expired "
                                                  f"({row.get('reason_code')})")]
 
@@ -255,6 +259,8 @@ def _fault(state: GroupState, row: Mapping[str, Any]) -> list[Step]:
     seq, ts = _seq(row)
     detail = row.get("detail") or {}
     member = detail.get("member_id") if isinstance(detail, Mapping) else None
+    if row.get("fault") == "expire_member" and isinstance(member, str):
+        state.operator_expires.add(member)
     over = (str(member),) if member in state.labels else (COORDINATOR,)
     return [Note(seq, ts, over, f"operator: {row.get('fault')}")]
 
