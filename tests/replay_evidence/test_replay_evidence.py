@@ -36,6 +36,8 @@ SOURCE_SETS = {
 CANONICAL = {"broker-log": "broker_log", "dump-log": "offsets_dumplog"}
 EXPORT_FORMAT = {"4": "broker-log-java", "3": "broker-log-scala"}
 
+pytestmark = [pytest.mark.broker, pytest.mark.java]  # real brokers; kafka-dump-log and the Java consumer need Java
+
 
 @pytest.mark.parametrize("sources", list(SOURCE_SETS))
 @pytest.mark.parametrize("flavor", ["4", "3"], ids=["kafka-4.4.0", "kafka-3.9.2"])
