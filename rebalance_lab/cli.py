@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import importlib.util
 import logging
 import os
 import signal
@@ -460,6 +461,19 @@ def _check_recording(emulator: EmulatorServer) -> None:
         raise RuntimeError(f"the recording {recording.name} is incomplete: {recording.failure()}")
 
 
+def _demo(args: argparse.Namespace) -> int:
+    if importlib.util.find_spec("kafka") is None:  # an optional extra since issue 21
+        print("rebalance-lab: error: the demo runs real kafka-python consumers: "
+              "pip install 'rebalance-lab[clients]'", file=sys.stderr)
+        return 1
+    from rebalance_lab.demo import replay, run
+
+    status = run(args.record)
+    if status != 0 or args.no_replay:
+        return status
+    return replay(args.record, args.replay_out, open_report=not args.no_open)
+
+
 def _run_serve(parser: _Parser, args: argparse.Namespace) -> int:
     """Exit 2 for what the user gave (options, files, addresses in use), 1 for a failure of the run."""
     try:
@@ -489,12 +503,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "serve":
         return _run_serve(parser, args)
     if args.command == "demo":
-        from rebalance_lab.demo import replay, run
-
-        status = run(args.record)
-        if status != 0 or args.no_replay:
-            return status
-        return replay(args.record, args.replay_out, open_report=not args.no_open)
+        return _demo(args)
     if args.command == "diff":
         return _diff(args)
     if args.command == "export":

@@ -1,67 +1,133 @@
-"""The one seam between rebalance-lab and kafka-python's generated wire codec.
+"""The one seam between rebalance-lab and the Kafka wire codec.
 
-Every ``kafka.protocol`` import lives in this module (STYLE.md principle 15), so a
-kafka-python upgrade or a codec of our own touches one file. The rest of the
-package sees:
+The runtime codec is our own: message classes and per-version read/write plans made from Kafka 4.4.0's
+JSON message schemas (:mod:`schema_model`, :mod:`schema_codec`; the facts are in
+``schemas/kafka_messages.json``, ConsumerGroupHeartbeat and ConsumerGroupDescribe in our own files). It
+depends on no Kafka client library, so installing rebalance-lab never chooses the version of the client an
+application uses (issue 21); kafka-python's generated codec is the test-time oracle
+(``tests/unit/protocol/test_codec_vs_kafka_python.py``: byte-identical over every served API and version).
+
+The rest of the package sees:
 
 * :func:`decode_request` - a framed request payload to a :class:`DecodedRequest`;
 * :func:`new_response` / :func:`encode_response` - a response body for an API and
   version, and its framed bytes with the right response-header version;
 * :func:`codec_version_range` - the versions the codec can encode for an API.
 
-Facts this relies on (spec/ecosystem.md §1.4-1.5): ``API_VERSION`` must be set
-before ``with_header``; ``min_version`` of kafka-python's classes is always 0 on
-purpose, so the real ranges come from ``valid_versions`` (Kafka's JSON).
+Message classes are made per API on first use (start-up pays only for the APIs a process touches).
 """
 
 from __future__ import annotations
 
+import json
 import struct
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 from typing import Any
 
-# Only the modules holding the APIs we serve (their classes register themselves on import).
-import kafka.protocol.admin.acl  # CreateAcls/DescribeAcls/DeleteAcls (the authorizer's admin APIs)
-import kafka.protocol.admin.groups
-import kafka.protocol.admin.topics
-import kafka.protocol.consumer
-import kafka.protocol.metadata
-import kafka.protocol.producer.produce
-import kafka.protocol.producer.transaction  # noqa: F401
-from kafka.protocol.api_message import ApiMessage
-
-from rebalance_lab.protocol import heartbeat_codec, nullability, own_messages
+from rebalance_lab.protocol import heartbeat_codec, nullability, schema_codec
 from rebalance_lab.protocol.errors import MalformedRequest
+from rebalance_lab.protocol.schema_model import Message, MessageInfo, build_message
 
 _HEADER = struct.Struct(">hhi")
 _HEARTBEAT_KEY = struct.pack(">h", heartbeat_codec.API_KEY)
 
 
-def _all_message_classes() -> list[Any]:
-    found: list[Any] = []
-    stack: list[Any] = [ApiMessage]
-    while stack:
-        cls = stack.pop()
-        for sub in cls.__subclasses__():
-            stack.append(sub)
-            if getattr(sub, "_class_version", None) is None and getattr(sub, "_json", None) is not None:
-                found.append(sub)
-    return found
+_OWN_SCHEMAS = ("ConsumerGroupHeartbeat", "ConsumerGroupDescribe")
+_API_VERSIONS = 18  # its response header is v0 in every version (KIP-511)
 
 
-def _index(kind: str) -> dict[int, Any]:
-    table: dict[int, Any] = {}
-    for cls in _all_message_classes():
-        ours = cls.__module__ == own_messages.__name__
-        if cls.type == kind and (cls.__module__.startswith("kafka.protocol.") or ours):
-            table.setdefault(int(cls.API_KEY), cls)
-    return table
+def _load_schemas() -> dict[str, Any]:
+    folder = resources.files("rebalance_lab.protocol") / "schemas"
+    schemas: dict[str, Any] = json.loads((folder / "kafka_messages.json").read_text(encoding="utf-8"))
+    for base in _OWN_SCHEMAS:
+        for kind in ("Request", "Response"):
+            schemas[base + kind] = json.loads((folder / f"{base}{kind}.json").read_text(encoding="utf-8"))
+    return _adapt({name: schema for name, schema in schemas.items() if not name.startswith("_")})
 
 
-_REQUESTS: dict[int, Any] = _index("request")
-_RESPONSES: dict[int, Any] = _index("response")
+# Where the package reads a field by another name or type than Kafka 4.4.0's schema gives, the codec
+# follows the package (the names and types kafka-python's codec gave them when it was the runtime codec):
+# authorized-operations fields are sets of bit numbers ("bitfield": None for Kafka's INT_MIN, "not asked"),
+# and two request defaults are the ones KafkaApis assumes. (message, path of field names) -> changes.
+_ADAPTATIONS: dict[tuple[str, tuple[str, ...]], dict[str, str]] = {
+    ("MetadataResponse", ("ClusterAuthorizedOperations",)): {"name": "AuthorizedOperations", "type": "bitfield"},
+    ("MetadataResponse", ("Topics", "TopicAuthorizedOperations")): {"name": "AuthorizedOperations",
+                                                                      "type": "bitfield"},
+    ("DescribeClusterResponse", ("ClusterAuthorizedOperations",)): {"name": "AuthorizedOperations",
+                                                                     "type": "bitfield"},
+    ("DescribeGroupsResponse", ("Groups", "AuthorizedOperations")): {"type": "bitfield"},
+    ("TxnOffsetCommitRequest", ("GenerationIdOrMemberEpoch",)): {"name": "GenerationId"},  # 4.4.0's new name
+    ("CreatePartitionsRequest", ("Topics", "Assignments")): {"default": "null"},
+    ("ListOffsetsRequest", ("ReplicaId",)): {"default": "-1"},
+}
 
-API_NAMES: dict[int, str] = {key: cls.name.removesuffix("Request") for key, cls in _REQUESTS.items()}
+
+# Fields of versions Kafka 4.x removed (KIP-896), which callers may still name: accepted, never on the wire.
+_REMOVED: dict[tuple[str, tuple[str, ...]], dict[str, str]] = {
+    ("ListOffsetsRequest", ("Topics", "Partitions")): {"name": "MaxNumOffsets", "type": "int32", "default": "1"},
+    ("ListOffsetsResponse", ("Topics", "Partitions")): {"name": "OldStyleOffsets", "type": "[]int64"},
+    ("OffsetCommitRequest", ("Topics", "Partitions")): {"name": "CommitTimestamp", "type": "int64", "default": "-1"},
+    ("DescribeConfigsResponse", ("Results", "Configs")): {"name": "IsDefault", "type": "bool"},
+}
+
+
+def _fields_at(schema: dict[str, Any], path: tuple[str, ...]) -> list[dict[str, Any]]:
+    fields: list[dict[str, Any]] = schema["fields"]
+    for name in path:
+        fields = next(f for f in fields if f["name"] == name)["fields"]
+    return fields
+
+
+def _adapt(schemas: dict[str, Any]) -> dict[str, Any]:
+    for (message, path), changes in _ADAPTATIONS.items():
+        next(f for f in _fields_at(schemas[message], path[:-1]) if f["name"] == path[-1]).update(changes)
+    for (message, path), field in _REMOVED.items():
+        _fields_at(schemas[message], path).append({**field, "versions": "none"})
+    return schemas
+
+
+_SCHEMAS = _load_schemas()
+_BY_KEY: dict[tuple[int, str], str] = {(int(s["apiKey"]), s["type"]): name for name, s in _SCHEMAS.items()}
+
+
+class _Classes:
+    """API key -> message class of one kind, each made on first use."""
+
+    def __init__(self, kind: str) -> None:
+        self._kind = kind
+
+    def __contains__(self, api_key: object) -> bool:
+        return (api_key, self._kind) in _BY_KEY
+
+    def __iter__(self) -> Any:
+        return iter(sorted(key for key, kind in _BY_KEY if kind == self._kind))
+
+    def get(self, api_key: int) -> Any:
+        return _message_class(api_key, self._kind) if api_key in self else None
+
+    def __getitem__(self, api_key: int) -> Any:
+        if api_key not in self:
+            raise KeyError(api_key)
+        return _message_class(api_key, self._kind)
+
+
+@cache
+def _message_class(api_key: int, kind: str) -> Any:
+    return build_message(_SCHEMAS[_BY_KEY[(api_key, kind)]])
+
+
+def _info(cls: Any) -> MessageInfo:
+    info: MessageInfo = cls._info
+    return info
+
+
+_REQUESTS = _Classes("request")
+_RESPONSES = _Classes("response")
+
+API_NAMES: dict[int, str] = {key: name.removesuffix("Request") for (key, kind), name in sorted(_BY_KEY.items())
+                             if kind == "request"}
 
 
 @dataclass(frozen=True)
@@ -77,6 +143,16 @@ class DecodedRequest:
     @property
     def api_name(self) -> str:
         return API_NAMES.get(self.api_key, f"Unknown({self.api_key})")
+
+
+@dataclass(frozen=True)
+class WireHeader:
+    """A decoded message's header, as ``message.header`` (kafka-python's field names)."""
+
+    correlation_id: int
+    request_api_key: int | None = None
+    request_api_version: int | None = None
+    client_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -113,16 +189,20 @@ def peek_header(payload: bytes) -> RequestHeader:
 
 
 def codec_version_range(api_key: int) -> tuple[int, int] | None:
-    """The versions the codec's JSON declares for an API, or None if it has no schema."""
-    cls = _REQUESTS.get(api_key)
-    if cls is None or cls.valid_versions is None:
+    """The versions the codec's schema declares for an API, or None if it has no schema."""
+    name = _BY_KEY.get((api_key, "request"))
+    if name is None:
         return None
-    low, high = cls.valid_versions
-    return int(low), int(high)
+    return nullability.parse_versions(_SCHEMAS[name]["validVersions"])  # read without making the classes
+
+
+def is_flexible(api_key: int, version: int) -> bool:
+    """Whether ``version`` of an API uses the flexible encoding (compact types, tagged fields, header v2/v1)."""
+    return _info(_REQUESTS[api_key]).flexible_in(version)
 
 
 def known_api_keys() -> list[int]:
-    return sorted(_REQUESTS)
+    return list(_REQUESTS)
 
 
 def decode_request(payload: bytes) -> DecodedRequest:
@@ -130,7 +210,7 @@ def decode_request(payload: bytes) -> DecodedRequest:
 
     ConsumerGroupHeartbeat takes :mod:`heartbeat_codec`'s fast path (its body is then a
     ``heartbeat_codec.HeartbeatRequest``) unless the input is unusual; everything else, and
-    every verdict on malformed input, comes from kafka-python's generated decoders.
+    every verdict on malformed input, comes from the schema codec.
     """
     fast = decode_request_fast(payload)
     return fast if fast is not None else decode_request_generic(payload)
@@ -147,21 +227,42 @@ def decode_request_fast(payload: bytes) -> DecodedRequest | None:
     return DecodedRequest(heartbeat_codec.API_KEY, body.version, correlation_id, client_id, body)
 
 
+def _check_version(cls: Any, version: int) -> MessageInfo:
+    """Versions 0 to the newest are read (a broker refuses old ones by its ApiVersions table, not here)."""
+    info = _info(cls)
+    if not 0 <= version <= info.valid_versions[1]:
+        raise ValueError(f"invalid version {version} (newest {info.valid_versions[1]})")
+    return info
+
+
+def _request_body_start(payload: bytes, flexible: bool) -> int:
+    """Where the body starts: after header v1 (key, version, correlation id, client id) or v2 (+ tagged fields)."""
+    (length,) = struct.unpack_from(">h", payload, _HEADER.size)
+    pos = _HEADER.size + 2 + max(int(length), 0)
+    if pos > len(payload):
+        raise schema_codec.WireError("client id runs past the end")
+    if flexible:
+        pos = schema_codec.skip_tags(payload, pos)
+    return pos
+
+
 def decode_request_generic(payload: bytes) -> DecodedRequest:
     """:func:`decode_request` without the fast paths (tests compare the two)."""
     header = peek_header(payload)
     cls = _REQUESTS.get(header.api_key)
     if cls is None:
         raise MalformedRequest(f"no schema for api key {header.api_key}")
+    name = _info(cls).name
     try:
-        body = cls.decode(bytes(payload), version=header.api_version, header=True, framed=False)
-    except Exception as exc:  # the generated decoders raise many kinds of errors
-        raise MalformedRequest(
-            f"cannot decode {cls.name} v{header.api_version}: {type(exc).__name__}: {exc}"
-        ) from exc
+        info = _check_version(cls, header.api_version)
+        flexible = info.flexible_in(header.api_version)
+        data = bytes(payload)
+        body, _ = schema_codec.decode(cls, data, header.api_version, flexible, _request_body_start(data, flexible))
+    except (ValueError, struct.error, IndexError) as exc:
+        raise MalformedRequest(f"cannot decode {name} v{header.api_version}: {type(exc).__name__}: {exc}") from exc
     check_nulls(header.api_key, header.api_version, body)
-    client_id = body.header.client_id or ""
-    return DecodedRequest(header.api_key, header.api_version, header.correlation_id, client_id, body)
+    body._header = WireHeader(header.correlation_id, header.api_key, header.api_version, header.client_id)
+    return DecodedRequest(header.api_key, header.api_version, header.correlation_id, header.client_id, body)
 
 
 _NULL_PLANS: dict[tuple[int, int], nullability.Plan] = {}
@@ -170,17 +271,18 @@ _NULL_PLANS: dict[tuple[int, int], nullability.Plan] = {}
 def check_nulls(api_key: int, api_version: int, body: Any) -> None:
     """Refuse a null in a field the schema does not let be null, as Kafka's generated readers do.
 
-    kafka-python decodes such a null as ``None`` (handlers would then crash); Kafka throws while
+    The schema codec reads such a null as ``None`` (handlers would then crash); Kafka throws while
     parsing and closes the connection. The plan for each API and version is built once from the
-    schema JSON kafka-python carries (Kafka's own message JSON).
+    schema JSON.
     """
     plan = _NULL_PLANS.get((api_key, api_version))
     if plan is None:
-        plan = _NULL_PLANS[(api_key, api_version)] = nullability.build_plan(_REQUESTS[api_key]._json, api_version)
+        schema = _info(_REQUESTS[api_key]).schema
+        plan = _NULL_PLANS[(api_key, api_version)] = nullability.build_plan(schema, api_version)
     try:
         plan.check(body)
     except nullability.NullInNonNullableField as exc:
-        raise MalformedRequest(f"cannot decode {_REQUESTS[api_key].name} v{api_version}: {exc}") from exc
+        raise MalformedRequest(f"cannot decode {_info(_REQUESTS[api_key]).name} v{api_version}: {exc}") from exc
 
 
 def response_type(api_key: int) -> Any:
@@ -197,18 +299,43 @@ def new_response(api_key: int, version: int, **fields: Any) -> Any:
     return _RESPONSES[api_key][version](**fields)
 
 
+def _framed(parts: list[bytes]) -> bytes:
+    """``parts[0]`` is a placeholder for the size of what follows it."""
+    parts[0] = struct.pack(">i", sum(map(len, parts)))
+    return b"".join(parts)
+
+
+def _version_of(message: Message) -> int:
+    version = message.version
+    if version is None:
+        raise ValueError(f"{type(message).__name__} has no version: make it with new_response/new_request")
+    return version
+
+
 def encode_response(response: Any, correlation_id: int) -> bytes:
     """Frame a response body with its header (the header version follows the body's)."""
     if type(response) is heartbeat_codec.HeartbeatResponse:
         return heartbeat_codec.encode_response(response, correlation_id)
-    response.with_header(correlation_id=correlation_id)
-    return bytes(response.encode(header=True, framed=True))
+    info, version = _info(type(response)), _version_of(response)
+    flexible = info.flexible_in(version)
+    parts = [b"", struct.pack(">i", correlation_id)]
+    if flexible and info.api_key != _API_VERSIONS:
+        parts.append(b"\x00")  # response header v1: no tagged fields
+    schema_codec.encode_into(response, version, flexible, parts)
+    return _framed(parts)
 
 
-def encode_request(request: Any, correlation_id: int, client_id: str = "rebalance-lab") -> bytes:
-    """Frame a request (used by our own light clients and by tests)."""
-    request.with_header(correlation_id=correlation_id, client_id=client_id)
-    return bytes(request.encode(header=True, framed=True))
+def encode_request(request: Any, correlation_id: int, client_id: str | None = "rebalance-lab") -> bytes:
+    """Frame a request (used by our own light clients and by tests): header v1, or v2 in flexible versions."""
+    info, version = _info(type(request)), _version_of(request)
+    flexible = info.flexible_in(version)
+    client = b"" if client_id is None else client_id.encode("utf-8")
+    size = -1 if client_id is None else len(client)
+    parts = [b"", _HEADER.pack(info.api_key, version, correlation_id), struct.pack(">h", size), client]
+    if flexible:
+        parts.append(b"\x00")
+    schema_codec.encode_into(request, version, flexible, parts)
+    return _framed(parts)
 
 
 def new_request(api_key: int, version: int, **fields: Any) -> Any:
@@ -216,8 +343,24 @@ def new_request(api_key: int, version: int, **fields: Any) -> Any:
 
 
 def decode_response(api_key: int, version: int, payload: bytes) -> Any:
-    """Decode an unframed response (header + body) of a known API and version."""
-    return _RESPONSES[api_key].decode(bytes(payload), version=version, header=True, framed=False)
+    """Decode an unframed response (header + body) of a known API and version.
+
+    An ApiVersions answer carrying an error is read as v0, whatever was asked (KIP-511: a broker that
+    does not know the version answers in v0; Kafka's ``ApiVersionsResponse.parse`` does the same).
+    """
+    cls = _RESPONSES[api_key]
+    info = _check_version(cls, version)
+    data = bytes(payload)
+    flexible = info.flexible_in(version)
+    pos = 4
+    if api_key == _API_VERSIONS:
+        if struct.unpack_from(">h", data, pos)[0] != 0:
+            version, flexible = 0, False
+    elif flexible:
+        pos = schema_codec.skip_tags(data, pos)
+    body = schema_codec.decode(cls, data, version, flexible, pos)[0]
+    body._header = WireHeader(struct.unpack_from(">i", data, 0)[0])
+    return body
 
 
 def data_class(message_type: Any, name: str) -> Any:
@@ -228,14 +371,14 @@ def data_class(message_type: Any, name: str) -> Any:
 def encode_body(message: Any, version: int) -> bytes:
     """A message body without header or frame (golden-byte tests, embedded payloads)."""
     message = generic(message)
-    if getattr(message, "_header", None) is None:
-        message._header = None  # bodies decoded without a header lack the slot encode() reads
-    return bytes(message.encode(version=version))
+    parts: list[bytes] = []
+    schema_codec.encode_into(message, version, _info(type(message)).flexible_in(version), parts)
+    return b"".join(parts)
 
 
 def decode_body(message_type: Any, version: int, data: bytes) -> Any:
     """A message body without header or frame."""
-    return message_type.decode(bytes(data), version=version)
+    return schema_codec.decode(message_type, bytes(data), version, _info(message_type).flexible_in(version))[0]
 
 
 def _topic_partitions(owner: Any, topics: list[heartbeat_codec.TopicPartitions]) -> list[Any]:

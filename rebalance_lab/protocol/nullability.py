@@ -4,8 +4,8 @@ Kafka's generated readers (``*RequestData.read``) throw ``RuntimeException("non-
 serialized as null")`` when a string, bytes, records, array or struct field outside its
 ``nullableVersions`` arrives as null; ``RequestContext.parseRequest`` turns that into an
 ``InvalidRequestException`` and the broker closes the connection without an answer (checked on Kafka
-4.4.0: ``tests/unit/protocol/test_nullability.py``). kafka-python's decoder accepts such nulls and
-hands ``None`` to the handlers, so the codec seam checks every decoded request with this module.
+4.4.0: ``tests/unit/protocol/test_nullability.py``). The schema codec reads such nulls as ``None``
+(handlers would crash on them), so the codec seam checks every decoded request with this module.
 
 The facts come from the schema JSON (``versions``, ``nullableVersions``, ``fields``, ``commonStructs``),
 the format Kafka's ``clients/src/main/resources/common/message/*.json`` files define; nothing here

@@ -8,7 +8,7 @@ so the emulator presents that broker's exact ApiVersions; a JSON file
 ``{"<api key or name>": [min, max], ...}`` does the same for any table.
 
 A preset range is intersected with the codec's: a version Kafka advertises but
-kafka-python cannot encode (Produce v0-2 on 4.x, KAFKA-18659) is not advertised.
+the codec's 4.4.0 schemas cannot express (Produce v0-2 on 4.x, KAFKA-18659) is not advertised.
 That difference is listed in FIDELITY.md.
 """
 

@@ -115,3 +115,10 @@ def test_the_loop_stalls_benchmark_prints_the_longest_stall_per_api() -> None:
     out = _run("loop_stalls.py", "--entries", "300")
     lines = [line for line in out.splitlines() if "loop stall max" in line]
     assert len(lines) == len(BIG_REQUESTS) and all("entries      300" in line and "p99" in line for line in lines), out
+
+
+def test_the_codec_benchmark_prints_both_codecs_figures_and_the_ratio() -> None:
+    out = _run("codec.py", "--iterations", "20", "--repeats", "1",
+               "--seam", "tests.unit.protocol.kafka_python_codec", "--seam", "rebalance_lab.protocol.codec")
+    assert "JoinGroup v9, 100 members (round trip)" in out and "Fetch v13 response, 1 MB" in out
+    assert out.count("us/op") == 10 and "ratio rebalance_lab.protocol.codec" in out

@@ -1,8 +1,8 @@
-"""Build rebalance-lab's sdist and wheel as a user's ``python -m build`` does, from the tracked files only.
+"""Build rebalance-lab's sdist and wheel as a user's ``python -m build`` does.
 
-The build runs on a copy of the files git tracks (a fresh clone's content: no egg-info, caches or files a
-developer has not added), in build's isolated environment with the pinned setuptools of ``pyproject.toml``,
-so it neither writes into the work tree nor depends on what the project's venv holds.
+The build runs on a copy of the files git tracks or would track (a fresh clone's content plus files not yet
+added; no egg-info, caches or anything .gitignore names), in build's isolated environment with the pinned
+setuptools of ``pyproject.toml``, so it neither writes into the work tree nor depends on the project's venv.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ class Dists:
 
 
 def tracked_files() -> list[str]:
-    """The repository's tracked paths that exist in the work tree (a deletion not yet committed is left out)."""
-    listed = subprocess.run(["git", "ls-files", "-z"], cwd=REPO_ROOT, capture_output=True, check=True).stdout
+    """The repository's paths, tracked or not ignored, that exist in the work tree (a deletion is left out)."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=REPO_ROOT,
+                            capture_output=True, check=True).stdout
     return [name for name in listed.decode().split("\0") if name and (REPO_ROOT / name).is_file()]
 
 

@@ -15,7 +15,7 @@ from tests.packaging.dists import REPO_ROOT, Dists, tracked_files
 
 
 def _package_data() -> set[str]:
-    """Every tracked file under rebalance_lab/ that is not Python source (schemas, config data, pages, ...)."""
+    """Every file under rebalance_lab/ that is not Python source (schemas, config data, pages, ...)."""
     return {name for name in tracked_files() if name.startswith("rebalance_lab/") and not name.endswith(".py")}
 
 

@@ -34,7 +34,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any, ClassVar
 
-from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
+try:
+    from kafka.coordinator.assignors.abstract import AbstractPartitionAssignor, RebalanceProtocol
+except ImportError as exc:  # kafka-python is an optional extra since issue 21, not a dependency
+    raise ImportError(
+        "rebalance_lab.clients.adapters.kafka_python needs kafka-python 3.x: pip install 'rebalance-lab[clients]'"
+    ) from exc
 
 from rebalance_lab.clients.adapters._core import ADAPTED, AdapterCore, AdapterOptions, cluster_view
 from rebalance_lab.clients.assignors import Subscription, TopicPartition

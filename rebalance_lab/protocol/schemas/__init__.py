@@ -1,8 +1,9 @@
-"""Kafka message schemas the codec lacks, in Kafka's own JSON schema format.
+"""Kafka message schemas for the codec (:mod:`rebalance_lab.protocol.codec`).
 
-kafka-python 3.0.12 ships no ConsumerGroupHeartbeat (68) or ConsumerGroupDescribe (69);
-these files describe them field by field (spec/kip848.md §1) for kafka-python's schema
-loader, so they are encoded and decoded by the same generated codec as every other API.
-``tests/unit/protocol/test_codec_vs_kio.py`` proves them byte-identical to kio's, an
-independent codec generated from Kafka's published schemas.
+``kafka_messages.json`` holds the facts (field names, types, versions, nullable and tagged versions, tags,
+defaults) of Kafka 4.4.0's ``common/message/*.json`` for every API the codec serves, one message a line,
+made by ``tests/unit/protocol/schema_facts.py`` from the kafka-clients 4.4.0 jar (no prose). The
+ConsumerGroupHeartbeat (68) and ConsumerGroupDescribe (69) files are our own, written field by field
+(spec/kip848.md §1) in Kafka's JSON schema format; ``tests/unit/protocol/test_codec_vs_kio.py`` proves them
+byte-identical to kio, an independent codec generated from Kafka's published schemas.
 """

@@ -40,8 +40,7 @@ def _ids(case: tuple[int, int]) -> str:
 def test_a_request_kio_encodes_decodes_and_reencodes_to_the_same_bytes(case: tuple[int, int]) -> None:
     api_key, version = case
     body = kio_oracle.encode(kio_oracle.populate_case(kio_oracle.message_type(api_key, version, "request")))
-    request_type = codec.request_type(api_key)
-    flexible = request_type.flexible_version_q(version)
+    flexible = codec.is_flexible(api_key, version)
     header = struct.pack(">hhih", api_key, version, 77, 3) + b"kio" + (b"\x00" if flexible else b"")
     decoded = codec.decode_request(header + body)
     assert (decoded.api_key, decoded.api_version, decoded.correlation_id, decoded.client_id) == (

@@ -101,7 +101,7 @@ def _at(body: Any, path: tuple[str | int, ...]) -> Any:
 
 
 def _frame(api_key: int, version: int, body: bytes) -> bytes:
-    flexible = codec.request_type(api_key).flexible_version_q(version)
+    flexible = codec.is_flexible(api_key, version)
     return struct.pack(">hhih", api_key, version, 5, 1) + b"t" + (b"\x00" if flexible else b"") + body
 
 
@@ -111,7 +111,7 @@ def test_a_null_is_refused_exactly_where_the_schema_forbids_it(case: tuple[int, 
     entity = kio_oracle.populate_case(kio_oracle.message_type(api_key, version, "request"))
     wire = _frame(api_key, version, kio_oracle.encode(entity))
     body = codec.decode_request_generic(wire).body  # fully populated: no null anywhere, nothing refused
-    flexible = codec.request_type(api_key).flexible_version_q(version)
+    flexible = codec.is_flexible(api_key, version)
     for null in _null_cases(entity):
         data = _frame(api_key, version, _null_bytes(body, null.path, version, flexible))
         if null.allowed:

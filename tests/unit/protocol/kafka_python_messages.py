@@ -1,7 +1,7 @@
 """Message classes for the APIs whose schemas we ship (``protocol/schemas``).
 
-Imported only by :mod:`rebalance_lab.protocol.codec` (STYLE.md principle 15): each class
-is kafka-python's ``ApiMessage`` built from our JSON, and registers itself like theirs.
+Imported only by :mod:`tests.unit.protocol.kafka_python_codec` (the test-time oracle): each class is
+kafka-python's ``ApiMessage`` built from our JSON, and registers itself like theirs.
 """
 
 from __future__ import annotations
