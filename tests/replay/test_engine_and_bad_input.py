@@ -115,3 +115,17 @@ def test_spark_on_input_without_groups_reports_zero_events_not_an_arrow_type_err
     result = run_spark(spark, [str(path)], out_dir=tmp_path / "out")
     assert result.parse_report.events == 0 and result.errors == []
     assert os.path.isfile(result.report_path or "")
+
+
+def test_the_local_engine_of_the_command_writes_the_tables_spark_writes(spark: Any, tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """``--engine local`` (what ``auto`` picks for this input) and Spark give the same rows in every table."""
+    from rebalance_lab.replay.spark import run_spark
+    from tests.replay.test_pipeline import canonical, read_table
+
+    source = str(SAMPLES / "demo-recording.jsonl")
+    assert main([source, "--out", str(tmp_path / "local"), "--engine", "local", "--what-if", "sticky"]) == 0
+    assert "engine local (asked for)" in capsys.readouterr().err
+    on_spark = run_spark(spark, [source], out_dir=tmp_path / "spark", whatif=("sticky",), report=False)
+    for name in tables.TABLES:
+        assert canonical(read_table(tmp_path / "local" / name)) == canonical(read_table(on_spark.out_dir / name)), name
