@@ -25,6 +25,7 @@ import inspect
 import itertools
 import logging
 import socket
+import struct
 import time
 import uuid
 from collections.abc import Callable
@@ -123,6 +124,7 @@ class EmulatorServer:
         self._security = ListenerSecurity.build(self.config)  # TLS and SASL of the listener (security/)
         self._additional = additional.additional_listeners(self.config)  # more listeners, same brokers
         self._sessions: dict[int, ConnectionSecurity] = {}
+        self._api_versions = ApiVersionsAnswers()
 
     # -- lifecycle -----------------------------------------------------------------
 
@@ -398,11 +400,7 @@ class EmulatorServer:
             request = fast or await self._decode(payload)  # the fast path already said no
         except MalformedRequest as exc:
             raise ConnectionClosed(str(exc)) from exc
-        for observer in self._request_observers:
-            try:
-                observer(header.api_key, header.api_version, request.client_id)
-            except Exception:
-                log.exception("a request observer raised; the emulator keeps serving")
+        self._observe(header, request.client_id)
         ctx = RequestContext(
             header.api_key, header.api_version, header.correlation_id, request.client_id, host, cid, node, world,
             session.principal, session.listener,
@@ -411,6 +409,8 @@ class EmulatorServer:
         # (rebalance_lab.faults registers itself as world.services["faults"]; not imported here, so
         # an emulator without faults never loads that package).
         faults = world.services.get("faults")
+        if faults is None and header.api_key == API_VERSIONS_KEY:
+            return self._api_versions.answer(ctx, lambda: self._dispatch_now(spec, ctx, request.body))
         if faults is None:
             body = await self._dispatch(spec, ctx, request.body)
         else:
@@ -420,12 +420,25 @@ class EmulatorServer:
             return None  # e.g. Produce with acks=0 has no response
         return await self._encode(body, header.correlation_id, request.body, big=len(payload) >= _OFFLOAD_BYTES)
 
+    def _observe(self, header: codec.RequestHeader | codec.DecodedRequest, client_id: str) -> None:
+        for observer in self._request_observers:
+            try:
+                observer(header.api_key, header.api_version, client_id)
+            except Exception:
+                log.exception("a request observer raised; the emulator keeps serving")
+
+    def _dispatch_now(self, spec: HandlerSpec, ctx: RequestContext, request: Any) -> Any:
+        """A handler that answers at once (ApiVersions), with _dispatch's error handling."""
+        try:
+            return spec.handle(ctx, request)
+        except Exception:
+            log.exception("handler %s failed on v%d; answering UNKNOWN_SERVER_ERROR", spec.module, ctx.api_version)
+            return error_response(ctx.api_key, ctx.api_version, request, ErrorCode.UNKNOWN_SERVER_ERROR)
+
     async def _encode(self, body: Any, correlation_id: int, request: Any, *, big: bool) -> bytes:
         if not (big or _large(body)):
             return codec.encode_response(body, correlation_id)
         with self._collector.held():
-            if big:  # the request's entries are not needed to encode the answer: fewer objects alive at the peak
-                await _release_entries(request, body)
             response = bytes(await self._off_loop(codec.encode_response, body, correlation_id))
             if big:
                 await _release(request, body)
@@ -496,6 +509,31 @@ class EmulatorServer:
         parked.on_resolve = deliver
         self._arm_timer()  # the request that parked may have set timers
         return await future
+
+
+class ApiVersionsAnswers:
+    """ApiVersions answers, encoded once per version (issue 17, defect 4).
+
+    The answer depends only on the request's version and the advertised table (and the flavor, fixed per
+    server), never on the request's body, yet building and encoding its ~50 entries cost ~2-3 ms: ten clients
+    pipelining 1,500 ApiVersions each kept the loop busy for 40 s and the canary's heartbeats waited. A cached
+    answer gets the request's correlation id, at bytes 4-8 of any framed response (size, then the header).
+    Not used while a fault controller is installed (faults may change any answer).
+    """
+
+    def __init__(self) -> None:
+        self._encoded: dict[int, tuple[object, bytes]] = {}  # version -> (the table it was built from, bytes)
+
+    def answer(self, ctx: RequestContext, build: Callable[[], Any]) -> bytes:
+        cached = self._encoded.get(ctx.api_version)
+        if cached is None or cached[0] is not ctx.world.versions:
+            cached = (ctx.world.versions, codec.encode_response(build(), 0))
+            self._encoded[ctx.api_version] = cached
+        encoded = cached[1]
+        return encoded[:4] + _CORRELATION.pack(ctx.correlation_id) + encoded[8:]
+
+
+_CORRELATION = struct.Struct(">i")
 
 
 def _large(body: Any) -> bool:
@@ -572,17 +610,6 @@ async def _release(*messages: Any) -> None:
     """
     for message in messages:
         await _release_lists(message, _DEPTH)
-
-
-async def _release_entries(request: Any, answer: Any) -> None:
-    """Drop a big request's top-level entries (250,000 Metadata topics: ~60 MiB) before its answer is encoded.
-
-    Only the request's own top-level lists are emptied (an entry the answer still references lives on);
-    a list the answer holds as it is, is left alone."""
-    kept = {id(value) for value in _fields(answer) if isinstance(value, list)}
-    for value in _fields(request):
-        if isinstance(value, list) and len(value) > _RELEASE_SLICE and id(value) not in kept:
-            await _release_list(value)
 
 
 async def _release_lists(message: Any, depth: int) -> None:

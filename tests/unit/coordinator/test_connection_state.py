@@ -71,3 +71,14 @@ def test_a_collector_the_program_turned_off_stays_off() -> None:
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+def test_what_is_alive_when_the_last_hold_ends_is_moved_out_of_the_collectors_reach() -> None:
+    hold = CollectorHold()
+    before = gc.get_freeze_count()
+    try:
+        with hold.held():
+            lasting = [[i] for i in range(1_000)]  # state a big request made (logs, ACLs)
+        assert gc.isenabled() and gc.get_freeze_count() >= before + len(lasting)
+    finally:
+        gc.unfreeze()
