@@ -9,6 +9,7 @@ kafka-python 2.x and 3.x and in confluent-kafka), so the test still reads every 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,14 +22,20 @@ def pollers(consumers: Iterable[Any]) -> list[Poller]:
 
 
 def _poller(consumer: Any) -> Poller:
-    module = type(consumer).__module__
-    if module.startswith("confluent_kafka") or module == "cimpl":
+    if _is_instance(consumer, "confluent_kafka", "Consumer"):
         return lambda seconds: _poll_confluent(consumer, seconds)
-    if module.startswith("kafka.") and callable(getattr(consumer, "poll", None)):
+    if _is_instance(consumer, "kafka", "KafkaConsumer"):
         return lambda seconds: _poll_kafka_python(consumer, seconds)
     if callable(consumer):
         return lambda _seconds: consumer()
     raise TypeError(f"polling= takes kafka-python or confluent-kafka consumers or callables, not {consumer!r}")
+
+
+def _is_instance(consumer: Any, package: str, name: str) -> bool:
+    """An instance (or a subclass's) of a client class, looked up only if the user's code imported the client."""
+    module = sys.modules.get(package)
+    cls = getattr(module, name, None) if module is not None else None
+    return isinstance(cls, type) and isinstance(consumer, cls)
 
 
 def _poll_kafka_python(consumer: Any, seconds: float) -> None:

@@ -46,8 +46,11 @@ def _read_kafka_python(consumers: list[KafkaConsumer], count: int) -> list[bytes
 @pytest.mark.rebalance_lab(topics=[("orders", 3)])
 def test_wait_for_group_polls_kafka_python_consumers_and_they_still_read_every_record(rebalance_lab: Emulator) -> None:
     _produce(rebalance_lab)
-    consumers = [KafkaConsumer("orders", group_id="g", bootstrap_servers=rebalance_lab.bootstrap_servers,
-                               auto_offset_reset="earliest", enable_auto_commit=False) for _ in range(2)]
+    class AppConsumer(KafkaConsumer):  # an application's own subclass is polled as well
+        pass
+
+    consumers = [kind("orders", group_id="g", bootstrap_servers=rebalance_lab.bootstrap_servers,
+                      auto_offset_reset="earliest", enable_auto_commit=False) for kind in (KafkaConsumer, AppConsumer)]
     try:
         view = rebalance_lab.wait_for_group("g", state="Stable", members=2, timeout=20, polling=consumers,
                                             until=lambda: all(c.assignment() for c in consumers))
