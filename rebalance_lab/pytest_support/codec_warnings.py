@@ -1,10 +1,13 @@
 """Keep the wire codec's own DeprecationWarnings out of a user's test run, and nobody else's.
 
-kafka-python's codec loads its JSON schemas with ``importlib.resources.read_text``, deprecated
-since Python 3.11: importing it warned 226 times (issue 21). The warnings are the codec's business,
-not the user's, so the plugin ignores them, by module: while it imports the emulator (the import
-that loads the codec), and afterwards through pytest's ``filterwarnings`` for the codec's modules
-only. A DeprecationWarning from the user's own code, or from any other library, still shows.
+kafka-python's codec, the runtime codec until issue 21, loads its JSON schemas with
+``importlib.resources.read_text``, deprecated since Python 3.11: importing it warned 226 times in a
+user's run. The warnings are the codec's business, not the user's, so the plugin ignores them, by
+module: while it imports the emulator (the import that loads the codec), and afterwards through
+pytest's ``filterwarnings`` for the modules of a third-party codec that import loaded. Since the
+codec is our own (``protocol/schema_codec.py``) that import loads none, and nothing is filtered; a
+kafka-python the user's tests import is their client, and its warnings are theirs to see. A
+DeprecationWarning from the user's own code, or from any other library, always shows.
 """
 
 from __future__ import annotations
