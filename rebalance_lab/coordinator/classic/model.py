@@ -45,11 +45,12 @@ class Member:
                session_timeout_ms: int) -> None:
         """``CG.updateMember``'s field changes, with the group's protocol counts and timeouts kept."""
         tally = self.tally
-        if tally is not None:
+        unchanged = protocols == self.protocols and rebalance_timeout_ms == self.rebalance_timeout_ms
+        if tally is not None and not unchanged:  # a rejoin with the same list (the usual one) counts nothing
             tally.count(self, -1)
         self.protocols, self.rebalance_timeout_ms = protocols, rebalance_timeout_ms
         self.session_timeout_ms = session_timeout_ms
-        if tally is not None:
+        if tally is not None and not unchanged:
             tally.count(self, 1)
 
     def matches(self, protocols: tuple[ProtocolEntry, ...]) -> bool:
@@ -74,17 +75,25 @@ class Tally:
     """A group's counts over its members, kept as members come, go and change (Java ``ClassicGroup`` keeps
     ``numMembersAwaitingJoinResponse`` and ``supportedProtocols`` the same way), so no JoinGroup scans the group."""
 
-    __slots__ = ("awaiting", "protocols", "timeouts")
+    __slots__ = ("awaiting", "protocols", "repeats", "timeouts")
 
     def __init__(self) -> None:
         self.awaiting = 0  # members with a parked JoinGroup
         self.protocols: dict[str, int] = {}  # per listed entry, so a member's own current list counts too
         self.timeouts: dict[int, int] = {}  # rebalance timeout -> how many members have it
+        self.repeats = 0  # members listing a protocol name twice (no real client does; see Group.candidates)
 
     def count(self, member: Member, sign: int) -> None:
+        protocols = self.protocols
         for protocol in member.protocols:
-            self._bump(self.protocols, protocol.name, sign)
+            value = protocols.get(protocol.name, 0) + sign
+            if value:
+                protocols[protocol.name] = value
+            else:
+                del protocols[protocol.name]
         self._bump(self.timeouts, member.rebalance_timeout_ms, sign)
+        if len(member.protocols) > 1 and len({p.name for p in member.protocols}) < len(member.protocols):
+            self.repeats += sign
 
     @staticmethod
     def _bump(counts: dict[Any, int], key: Any, sign: int) -> None:
@@ -164,9 +173,18 @@ class Group:
         return protocol_type == self.protocol_type and any(counts.get(n, 0) == size for n in names)
 
     def candidates(self) -> list[str]:
-        """Protocol names listed by every member, in the first member's preference order."""
+        """Protocol names listed by every member, in the first member's preference order.
+
+        A name every member lists is in the first member's list, so that list alone says which (no scan of
+        the group) — unless some member lists a name twice: then the per-entry count can reach the group's
+        size without every member listing it, and the names of every member are read, as before.
+        """
         counts, size = self.protocol_counts(), len(self.members)
-        names = [p.name for m in self.members.values() for p in m.protocols]
+        first = self.members.first_key()
+        if self.tally.repeats or first is None:
+            names = [p.name for m in self.members.values() for p in m.protocols]
+        else:
+            names = [p.name for p in self.members[first].protocols]
         return [n for n in dict.fromkeys(names) if counts[n] == size]
 
     # -- membership (CG.add / CG.remove) ------------------------------------------------
@@ -215,10 +233,11 @@ class Group:
             scan.awaiting += member.awaiting_join is not None
             if member.tally is not self.tally:
                 raise AssertionError(f"member {member.member_id} is not counted by its group {self.group_id}")
-        kept = (self.tally.awaiting, self.tally.protocols, self.tally.timeouts)
-        if kept != (scan.awaiting, scan.protocols, scan.timeouts):
+        kept = (self.tally.awaiting, self.tally.protocols, self.tally.timeouts, self.tally.repeats)
+        if kept != (scan.awaiting, scan.protocols, scan.timeouts, scan.repeats):
             raise AssertionError(f"group {self.group_id}: kept counts {kept} != scanned "
-                                 f"{(scan.awaiting, scan.protocols, scan.timeouts)}")
+                                 f"{(scan.awaiting, scan.protocols, scan.timeouts, scan.repeats)}")
+        self.members.check_order()
 
     def validate_member(self, member_id: str, group_instance_id: str | None) -> ErrorCode:
         """``CG.validateMember``: instance unknown 25, instance fenced 82, then member unknown 25."""

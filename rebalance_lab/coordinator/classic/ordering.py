@@ -19,6 +19,7 @@ Tree bins (8+ colliding keys) are ignored: impossible with UUID member ids (§7.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from typing import Generic, TypeVar
 
@@ -56,14 +57,20 @@ def scala_capacity_before_insert(size: int, capacity: int) -> int:
 
 
 class OrderedMembers(Generic[V]):
-    """A ``str``-keyed map iterated in the order of the flavor's real member map (§7.3)."""
+    """A ``str``-keyed map iterated in the order of the flavor's real member map (§7.3).
+
+    The iteration order is kept as the map changes, as the real map's buckets are: a new key goes in at
+    its place (a binary search on its bucket, and on its hash for Scala), a removed key comes out of its
+    bucket, and only a capacity doubling re-sorts (amortised O(1) per insert, as a HashMap resize is).
+    So no put or pop costs work that grows with the map beyond a C ``memmove``, and the first key is at hand.
+    """
 
     def __init__(self, flavor: Flavor) -> None:
-        self._flavor = flavor
+        self._scala = flavor is Flavor.KAFKA_3
         self._data: dict[str, V] = {}  # Python keeps insertion order, which Java's buckets keep
         self._capacity = _INITIAL_CAPACITY
         self._spreads: dict[str, int] = {}  # each key's hash, computed once
-        self._order: list[str] | None = None  # iteration order, recomputed only after a change
+        self._order: list[str] = []  # the keys in iteration order, kept up to date
 
     def __contains__(self, key: object) -> bool:
         return key in self._data
@@ -78,43 +85,57 @@ class OrderedMembers(Generic[V]):
         return self._data.get(key)
 
     def put(self, key: str, value: V) -> None:
-        if key not in self._data:
-            if self._flavor is Flavor.KAFKA_3:
-                self._capacity = scala_capacity_before_insert(len(self._data), self._capacity)
-            else:
-                self._capacity = java_capacity_after(len(self._data) + 1, self._capacity)
-            self._spreads[key] = spread(key)
-            self._order = None
+        if key in self._data:  # an existing key keeps its place in its bucket
+            self._data[key] = value
+            return
+        size = len(self._data)
+        capacity = (scala_capacity_before_insert(size, self._capacity) if self._scala
+                    else java_capacity_after(size + 1, self._capacity))
+        self._spreads[key] = spread(key)
         self._data[key] = value
+        if capacity != self._capacity:
+            self._capacity = capacity
+            self._order = self._sorted()  # the resize re-buckets every key
+        else:  # after the keys of its bucket (Java: they came earlier; Scala: their hashes are lower or equal)
+            self._order.insert(bisect_right(self._order, self._place(key), key=self._place), key)
 
     def pop(self, key: str) -> V | None:
-        if key in self._data:
-            self._order = None
-            del self._spreads[key]
-        return self._data.pop(key, None)
+        if key not in self._data:
+            return None
+        order, place = self._order, self._place(key)
+        index = bisect_left(order, place, key=self._place)
+        while order[index] != key:  # the few keys sharing its bucket (and, for Scala, its hash)
+            index += 1
+        del order[index]
+        del self._spreads[key]
+        return self._data.pop(key)
+
+    def _place(self, key: str) -> tuple[int, int]:
+        """Where a key sorts: its bucket, then (Scala 2.13 only) its signed spread hash."""
+        value = self._spreads[key]
+        return (value & (self._capacity - 1), value if self._scala else 0)
+
+    def _sorted(self) -> list[str]:
+        # sorted() is stable, so keys sharing a bucket (Java) or a hash (Scala) keep their insertion order.
+        return sorted(self._data, key=self._place)
 
     def keys(self) -> list[str]:
-        if self._order is None:
-            self._order = self._ordered()
         return list(self._order)
 
-    def _ordered(self) -> list[str]:
-        mask = self._capacity - 1
-        spreads = self._spreads
-        if self._flavor is Flavor.KAFKA_3:
-            return sorted(self._data, key=lambda k: (spreads[k] & mask, spreads[k]))
-        # sorted() is stable, so keys sharing a bucket keep their insertion order.
-        return sorted(self._data, key=lambda k: spreads[k] & mask)
-
     def values(self) -> list[V]:
-        return [self._data[k] for k in self.keys()]
+        data = self._data
+        return [data[k] for k in self._order]
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.keys())
 
     def first_key(self) -> str | None:
-        keys = self.keys()
-        return keys[0] if keys else None
+        return self._order[0] if self._order else None
+
+    def check_order(self) -> None:
+        """Raise when the kept order differs from sorting the map afresh (the tests call this after every step)."""
+        if self._order != self._sorted():
+            raise AssertionError(f"kept member order {self._order} != sorted {self._sorted()}")
 
 
 def java_hashmap_order(keys_in_insertion_order: Iterable[str]) -> list[str]:
