@@ -12,34 +12,35 @@ Parquet and JSONL carry the same columns, in the order of :data:`COLUMNS`.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator
-from datetime import UTC, datetime
-from typing import IO, Any
+from collections.abc import Iterable
+from typing import Any
 
 import pyarrow as pa
 
-SCHEMA_VERSION = "rbl-event/1"
-SCHEMA_MAJOR = "rbl-event/"
+from rebalance_lab.replay.event_rows import (  # re-exported: the replay's modules know these names from here
+    COLUMN_NAMES,
+    EVENT_TYPES,
+    SCHEMA_MAJOR,
+    SCHEMA_VERSION,
+    SOURCES,
+    EventError,
+    check,
+    from_json,
+    iter_jsonl,
+    parse_tp,
+    to_json,
+    tp,
+    tp_key,
+    ts_from_iso,
+    ts_from_ms,
+    ts_to_iso,
+    write_jsonl,
+)
 
-SOURCES = ("emulator", "broker_log", "client_log", "offsets_dumplog", "offsets_console")
-
-EVENT_TYPES = frozenset({
-    # classic, broker side
-    "REBALANCE_PREPARE", "MEMBER_JOIN_REQUEST", "MEMBER_JOINED", "STATIC_MEMBER_REPLACED", "STATIC_MEMBER_REJOINED",
-    "MEMBER_LEFT", "MEMBER_SESSION_EXPIRED", "PENDING_MEMBER_EXPIRED", "MEMBERS_DROPPED_NOT_REJOINED",
-    "JOIN_COMPLETE", "SYNC_LEADER_ASSIGNMENT", "GROUP_EMPTY", "GENERATION_SNAPSHOT", "GROUP_LOADED",
-    "GROUP_UNLOADED", "GROUP_DEAD",
-    # classic, client side
-    "CLIENT_JOIN_START", "CLIENT_JOINED", "CLIENT_SYNCED", "CLIENT_PARTITIONS_REVOKED",
-    "CLIENT_PARTITIONS_ASSIGNED", "CLIENT_PARTITIONS_LOST", "CLIENT_LEADER_ASSIGNMENT", "CLIENT_POLL_TIMEOUT",
-    # KIP-848
-    "K848_EPOCH_BUMP", "K848_TARGET_COMPUTED", "K848_MEMBER_STATE", "K848_MEMBER_FENCED", "K848_MEMBER_LEFT",
-    # shared, and the emulator's own
-    "TOPIC_METADATA", "FAULT_INJECTED", "FAULT_FIRED",
-    # the emulator's explanations (issue 19): a refused join, a heartbeat told of a rebalance, a delay extended
-    "MEMBER_JOIN_REFUSED", "MEMBER_REBALANCE_NOTIFIED", "REBALANCE_DELAY_EXTENDED",
-})
+__all__ = ["ARROW_SCHEMA", "COLUMNS", "COLUMN_NAMES", "EVENT_TYPES", "MEMBER", "SCHEMA_MAJOR", "SCHEMA_VERSION",
+           "SOURCES", "SUBSCRIPTION", "TP", "TP_LIST", "TS", "EventError", "check", "from_arrow", "from_json",
+           "iter_jsonl", "parse_tp", "python_columns", "table_from_rows", "to_arrow", "to_json", "tp", "tp_key",
+           "ts_from_iso", "ts_from_ms", "ts_to_iso", "write_jsonl"]
 
 TP = pa.struct([("topic", pa.string()), ("partition", pa.int32())])
 TP_LIST = pa.list_(TP)
@@ -95,114 +96,9 @@ COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
     ("detail", pa.string()),
     ("raw", pa.string()),
 )
-COLUMN_NAMES = tuple(name for name, _ in COLUMNS)
-_KNOWN = frozenset(COLUMN_NAMES)
 ARROW_SCHEMA = pa.schema([pa.field(name, dtype) for name, dtype in COLUMNS])
-
-
-class EventError(ValueError):
-    """A row that is not a canonical event; the message says which column and why."""
-
-
-# --- time -------------------------------------------------------------------------------------------------------
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
-
-def ts_from_iso(text: str) -> int:
-    """ISO-8601 (with an offset, or naive = UTC) to epoch microseconds."""
-    try:
-        moment = datetime.fromisoformat(text)
-    except (TypeError, ValueError) as exc:
-        raise EventError(f"ts {text!r} is not an ISO-8601 time") from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    delta = moment - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
-
-
-def ts_to_iso(ts_us: int) -> str:
-    """Epoch microseconds to ISO-8601 UTC; milliseconds unless the value has sub-millisecond digits."""
-    moment = datetime.fromtimestamp(ts_us // 1_000_000, tz=UTC).replace(microsecond=ts_us % 1_000_000)
-    return moment.isoformat(timespec="milliseconds" if ts_us % 1000 == 0 else "microseconds")
-
-
-def ts_from_ms(ms: int) -> int:
-    return ms * 1000
-
-
-# --- partitions -----------------------------------------------------------------------------------------------------
-
-def tp(topic: str, partition: int) -> dict[str, Any]:
-    return {"topic": topic, "partition": partition}
-
-
-def tp_key(value: dict[str, Any]) -> tuple[str, int]:
-    return value["topic"], value["partition"]
-
-
-def parse_tp(text: str) -> dict[str, Any]:
-    """``TopicPartition.toString`` (``topic-partition``) back to a tp; split on the *last* ``-`` (§3.1)."""
-    topic, sep, number = text.strip().rpartition("-")
-    if not sep or not topic or not number.lstrip("-").isdigit():
-        raise EventError(f"{text!r} is not a topic-partition")
-    return tp(topic, int(number))
-
-
-# --- validation -----------------------------------------------------------------------------------------------------
-
-def check(event: dict[str, Any]) -> dict[str, Any]:
-    """Raise :class:`EventError` unless ``event`` is an in-memory canonical event; return it unchanged."""
-    version = event.get("schema_version")
-    if not isinstance(version, str) or not version.startswith(SCHEMA_MAJOR):
-        raise EventError(f"schema_version {version!r} is not {SCHEMA_VERSION}")
-    if version != SCHEMA_VERSION:
-        raise EventError(f"schema_version {version!r} is a major version this reader does not know")
-    if event.get("event_type") not in EVENT_TYPES:
-        raise EventError(f"unknown event_type {event.get('event_type')!r}")
-    if not isinstance(event.get("ts"), int):
-        raise EventError("ts is missing or not epoch microseconds")
-    unknown = event.keys() - _KNOWN
-    if unknown:
-        raise EventError(f"unknown column(s) {sorted(unknown)}")
-    return event
-
-
-# --- JSON Lines -----------------------------------------------------------------------------------------------------
-
-def from_json(line: str) -> dict[str, Any]:
-    """One JSONL row (a recording's line) to an in-memory event; raises :class:`EventError`."""
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise EventError(f"not JSON ({exc.msg} at column {exc.colno})") from exc
-    if not isinstance(row, dict):
-        raise EventError("a JSON value that is not an object")
-    ts = row.get("ts")
-    if isinstance(ts, str):
-        row["ts"] = ts_from_iso(ts)
-    elif not isinstance(ts, int):
-        raise EventError("ts is missing")
-    detail = row.get("detail")
-    if detail is not None and not isinstance(detail, str):
-        row["detail"] = json.dumps(detail, sort_keys=True, separators=(",", ":"))
-    return check(row)
-
-
-def to_json(event: dict[str, Any]) -> str:
-    """An in-memory event to one JSONL row (without the newline); nulls are left out."""
-    row = {name: event[name] for name in COLUMN_NAMES if event.get(name) is not None}
-    row["ts"] = ts_to_iso(event["ts"])
-    return json.dumps(row, separators=(",", ":"), ensure_ascii=False)
-
-
-def write_jsonl(events: Iterable[dict[str, Any]], out: IO[str]) -> int:
-    count = 0
-    for event in events:
-        out.write(to_json(event))
-        out.write("\n")
-        count += 1
-    return count
+if tuple(name for name, _ in COLUMNS) != COLUMN_NAMES:  # one list of names, two modules: they must agree
+    raise ImportError("replay.events.COLUMNS and replay.event_rows.COLUMN_NAMES differ")
 
 
 # --- Arrow / Parquet ------------------------------------------------------------------------------------------------
@@ -242,13 +138,3 @@ def from_arrow(table: pa.Table) -> list[dict[str, Any]]:
         {name: value for name, value in zip(names, values, strict=True) if value is not None}
         for values in zip(*(columns[name] for name in names), strict=True)
     ]
-
-
-def iter_jsonl(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
-    """Strict reader for trusted canonical JSONL (our own outputs); adapters use the tolerant one."""
-    for number, line in enumerate(lines, 1):
-        if line.strip():
-            try:
-                yield from_json(line)
-            except EventError as exc:
-                raise EventError(f"line {number}: {exc}") from exc

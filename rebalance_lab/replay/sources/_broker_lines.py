@@ -11,7 +11,7 @@ import re
 import sys
 from typing import Any
 
-from rebalance_lab.replay.events import parse_tp
+from rebalance_lab.replay.event_rows import parse_tp
 
 Event = dict[str, Any]
 

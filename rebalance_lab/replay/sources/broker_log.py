@@ -102,7 +102,7 @@ import sys
 from collections.abc import Iterable, Iterator
 
 from rebalance_lab.clients.assignors.java_hashmap import string_hash
-from rebalance_lab.replay.events import SCHEMA_VERSION, EventError
+from rebalance_lab.replay.event_rows import SCHEMA_VERSION, EventError
 from rebalance_lab.replay.sources import Format, SourceContext, register
 from rebalance_lab.replay.sources._broker_builders import DISPATCH
 from rebalance_lab.replay.sources._broker_lines import (  # noqa: F401 - classify, reason_fields: the tests' entry

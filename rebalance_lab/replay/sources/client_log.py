@@ -65,7 +65,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from rebalance_lab.replay.events import SCHEMA_VERSION, EventError, parse_tp
+from rebalance_lab.replay.event_rows import SCHEMA_VERSION, EventError, parse_tp
 from rebalance_lab.replay.sources import Format, SourceContext, register
 from rebalance_lab.replay.sources._log4j import (
     HEAD,

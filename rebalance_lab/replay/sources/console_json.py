@@ -41,7 +41,7 @@ import json
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from rebalance_lab.replay.events import SCHEMA_VERSION
+from rebalance_lab.replay.event_rows import SCHEMA_VERSION
 from rebalance_lab.replay.sources import Format, SourceContext, register
 from rebalance_lab.replay.sources.broker_log import partition_for
 from rebalance_lab.replay.sources.dump_log import BadRecord, group_metadata_events, key_type

@@ -79,7 +79,7 @@ from typing import Any
 import msgspec
 
 from rebalance_lab.protocol.consumer_protocol import decode_assignment, decode_subscription
-from rebalance_lab.replay.events import SCHEMA_VERSION, tp
+from rebalance_lab.replay.event_rows import SCHEMA_VERSION, tp
 from rebalance_lab.replay.sources import Format, SourceContext, intern_columns, register
 from rebalance_lab.replay.sources._log4j import first_head, starts_json
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from rebalance_lab.replay.events import SCHEMA_MAJOR, EventError, from_json
+from rebalance_lab.replay.event_rows import SCHEMA_MAJOR, EventError, from_json
 from rebalance_lab.replay.sources import Format, SourceContext, register
 
 
