@@ -12,7 +12,7 @@ import heapq
 import itertools
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 K = TypeVar("K", bound=Hashable)
 P = TypeVar("P")
@@ -26,14 +26,27 @@ class Due(Generic[K, P]):
 
 
 class TimerQueue(Generic[K, P]):
+    """Keyed timers in a heap; a timer moved later (a session timer on every heartbeat) costs no heap push.
+
+    Each key has one *anchor* in the heap, at or before its deadline. Moving a deadline later only
+    updates the key's entry; when the anchor reaches the top it is pushed again at the real deadline.
+    Moving it earlier pushes a new anchor (the old one is dropped when it surfaces). The order is the
+    same as pushing on every schedule: earliest deadline first, ties in the order of the last schedule.
+    """
+
     def __init__(self) -> None:
-        self._entries: dict[K, tuple[int, int, P]] = {}
+        # key -> [deadline, seq, payload, anchor deadline, anchor seq]
+        self._entries: dict[K, list[Any]] = {}
         self._heap: list[tuple[int, int, K]] = []
         self._seq = itertools.count()
 
     def schedule(self, key: K, at: int, payload: P) -> None:
         seq = next(self._seq)
-        self._entries[key] = (at, seq, payload)
+        entry = self._entries.get(key)
+        if entry is not None and entry[3] <= at:  # its anchor surfaces in time: no push
+            entry[0], entry[1], entry[2] = at, seq, payload
+            return
+        self._entries[key] = [at, seq, payload, at, seq]
         heapq.heappush(self._heap, (at, seq, key))
 
     def cancel(self, key: K) -> bool:
@@ -44,7 +57,7 @@ class TimerQueue(Generic[K, P]):
 
     def deadline(self, key: K) -> int | None:
         entry = self._entries.get(key)
-        return None if entry is None else entry[0]
+        return None if entry is None else int(entry[0])
 
     def next_deadline(self) -> int | None:
         self._drop_stale()
@@ -58,17 +71,21 @@ class TimerQueue(Generic[K, P]):
             if not self._heap or self._heap[0][0] > now:
                 return due
             at, _seq, key = heapq.heappop(self._heap)
-            _at, _s, payload = self._entries.pop(key)
-            due.append(Due(key, at, payload))
+            due.append(Due(key, at, self._entries.pop(key)[2]))
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def _drop_stale(self) -> None:
-        # A rescheduled or cancelled key leaves its old heap entry behind; skip those lazily.
-        while self._heap:
-            _at, seq, key = self._heap[0]
-            entry = self._entries.get(key)
-            if entry is not None and entry[1] == seq:
+        """Until the top is a live timer at its own deadline: drop old anchors, push moved timers again."""
+        heap, entries = self._heap, self._entries
+        while heap:
+            at, seq, key = heap[0]
+            entry = entries.get(key)
+            if entry is None or entry[3] != at or entry[4] != seq:
+                heapq.heappop(heap)  # cancelled, or an anchor replaced by an earlier one
+            elif entry[0] == at and entry[1] == seq:
                 return
-            heapq.heappop(self._heap)
+            else:  # moved later (or rescheduled at the same instant): its place is at the real deadline
+                entry[3], entry[4] = entry[0], entry[1]
+                heapq.heapreplace(heap, (entry[0], entry[1], key))

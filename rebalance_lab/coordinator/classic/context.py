@@ -55,10 +55,13 @@ class MemberTimeout:
 TimerPayload = InitialDelay | RebalanceTimeout | PendingSync | MemberTimeout
 
 
-@dataclass(frozen=True)
 class _Stamped:
-    seq: int
-    payload: TimerPayload
+    """A scheduled payload and its stamp (a plain slotted class: one is made per heartbeat)."""
+
+    __slots__ = ("payload", "seq")
+
+    def __init__(self, seq: int, payload: TimerPayload) -> None:
+        self.seq, self.payload = seq, payload
 
 
 class GroupTimers:

@@ -34,10 +34,12 @@ from rebalance_lab.protocol.errors import ErrorCode
 
 # -- member timers (§9.2) ------------------------------------------------------------------
 
+_MEMBER_TIMEOUT = MemberTimeout()  # immutable and alike: one for every heartbeat
+
 
 def schedule_heartbeat(core: Core, group: Group, member_id: str, now_ms: int, timeout_ms: int) -> None:
     """Arm (or re-arm: one timer per member) a member's heartbeat/session timer."""
-    core.timers.schedule(heartbeat_key(group.group_id, member_id), now_ms + timeout_ms, MemberTimeout())
+    core.timers.schedule(heartbeat_key(group.group_id, member_id), now_ms + timeout_ms, _MEMBER_TIMEOUT)
 
 
 def cancel_heartbeat(core: Core, group: Group, member_id: str) -> None:
