@@ -15,9 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from rebalance_lab.config import JOIN_RACES, ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
-from rebalance_lab.observe.diagram_cli import add_diagram_parser, run_diagram
-from rebalance_lab.play_cli import add_play_parser, run_play
-from rebalance_lab.replay.cli import add_replay_parser, run_replay
 from rebalance_lab.security import options as security_options
 from rebalance_lab.security.additional import bootstrap_of
 from rebalance_lab.security.additional import check as security_check
@@ -222,13 +219,21 @@ def _consumer_group_config(args: argparse.Namespace) -> ConsumerGroupConfig:
     )
 
 
-def build_parser() -> _Parser:
+def build_parser(serve_only: bool = False) -> _Parser:
+    """Every command's parser; with ``serve_only`` only serve's, so that serve imports none of the other
+    commands' modules (replay, diagram, play, the export formats: start-up, issue 22)."""
     parser = _Parser(
         prog="rebalance-lab",
         description="A protocol-level emulator of Apache Kafka's consumer group coordinator.",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     _add_serve(sub)
+    if serve_only:
+        return parser
+    from rebalance_lab.observe.diagram_cli import add_diagram_parser
+    from rebalance_lab.play_cli import add_play_parser
+    from rebalance_lab.replay.cli import add_replay_parser
+
     demo = sub.add_parser(
         "demo", help="play a rebalance end to end with real Kafka clients, narrated (the main job)",
         description="Start the emulator and real kafka-python consumers; watch a vote pick the assignor, "
@@ -495,8 +500,9 @@ def _run_serve(parser: _Parser, args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    given = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(serve_only=given[:1] == ["serve"])
+    args = parser.parse_args(given)
     logging.basicConfig(
         level=getattr(args, "log_level", "WARNING"), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
@@ -509,10 +515,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "export":
         return _export(args)
     if args.command == "replay":
+        from rebalance_lab.replay.cli import run_replay
+
         return run_replay(args)
     if args.command == "diagram":
+        from rebalance_lab.observe.diagram_cli import run_diagram
+
         return run_diagram(args)
     if args.command == "play":
+        from rebalance_lab.play_cli import run_play
+
         return run_play(args)
     return EXIT_USAGE
 

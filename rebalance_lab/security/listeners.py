@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any, Protocol
 
-from rebalance_lab.clients.assignors.java_hashmap import string_hash_order
+from rebalance_lab.protocol.java_hashmap import string_hash_order
 from rebalance_lab.protocol.versions import VersionTable
 from rebalance_lab.security.mechanisms import MECHANISMS
 from rebalance_lab.security.sasl import ErrorAnswer, SaslAuthenticator, Step

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from scramp import ScramException, ScramMechanism
-
 from rebalance_lab.security.users import SCRAM_MECHANISMS, ScramCredential, UserStore
 
 PLAIN = "PLAIN"
@@ -72,6 +70,8 @@ class ScramServer:
     """Two rounds: client-first -> server-first, client-final -> server-final (``ScramSaslServer``)."""
 
     def __init__(self, mechanism: str, users: UserStore) -> None:
+        from scramp import ScramMechanism  # imported when a SCRAM login starts: serve without SCRAM never pays for it
+
         self.mechanism = mechanism
         self._users = users
         self._server = ScramMechanism(mechanism).make_server(self._credential)
@@ -88,6 +88,8 @@ class ScramServer:
         return credential
 
     def evaluate(self, token: bytes) -> bytes:
+        from scramp import ScramException
+
         try:
             text = token.decode("utf-8")
             self._round += 1

@@ -16,8 +16,11 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from scramp import ScramMechanism
+if TYPE_CHECKING:
+    import scramp
+
 
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 SCRAM_ITERATIONS = 4096
@@ -81,6 +84,8 @@ class UserStore:
         scram: dict[str, dict[str, ScramCredential]] = {}
         for mechanism in mechanisms:
             if mechanism in SCRAM_MECHANISMS:
+                from scramp import ScramMechanism  # only a serve with SCRAM users needs it (start-up: issue 22)
+
                 m = ScramMechanism(mechanism)
                 scram[mechanism] = {
                     name: _credential(m, password) for name, password in passwords.items()
@@ -95,6 +100,6 @@ class UserStore:
         return self.scram.get(mechanism, {}).get(name)
 
 
-def _credential(mechanism: ScramMechanism, password: str) -> ScramCredential:
+def _credential(mechanism: scramp.ScramMechanism, password: str) -> ScramCredential:
     salt, stored_key, server_key, iterations = mechanism.make_auth_info(password, iteration_count=SCRAM_ITERATIONS)
     return salt, stored_key, server_key, iterations
