@@ -23,6 +23,7 @@ from rebalance_lab.coordinator.consumer import migration
 from rebalance_lab.coordinator.consumer import records as c
 from rebalance_lab.coordinator.consumer.model import TEMPORARY_LEAVE_EPOCH
 from rebalance_lab.coordinator.records import GroupRecord
+from rebalance_lab.observe.narrate_classic import tps_text as tps_text  # one wording of partition lists
 
 TP = tuple[str, int]
 _UUID = r"([0-9a-f]{8})-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
@@ -54,26 +55,6 @@ def short_member(member_id: str | None) -> str:
         return match.group(1)
     tail = _UUID_TAIL.search(member_id)  # a classic member inside the group: as the classic narration shortens
     return member_id[: tail.start()] + "-" + tail.group(1) if tail else member_id
-
-
-def tps_text(tps: Iterable[TP]) -> str:
-    """``audit[1], orders[0-2,5]``, topics sorted, runs of partitions collapsed; ``nothing`` when empty."""
-    by_topic: dict[str, list[int]] = {}
-    for topic, partition in sorted(set(tps)):
-        by_topic.setdefault(topic, []).append(partition)
-    if not by_topic:
-        return "nothing"
-    return ", ".join(f"{t}[{_runs(ps)}]" for t, ps in by_topic.items())
-
-
-def _runs(partitions: list[int]) -> str:
-    runs: list[list[int]] = []
-    for p in partitions:
-        if runs and p == runs[-1][-1] + 1:
-            runs[-1].append(p)
-        else:
-            runs.append([p])
-    return ",".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
 
 
 def named(partitions: Mapping[uuid.UUID, Iterable[int]], names: Mapping[uuid.UUID, str]) -> frozenset[TP]:
