@@ -43,14 +43,14 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from pyspark import TaskContext
+from pyspark import SparkContext, TaskContext
 from pyspark.accumulators import AccumulatorParam
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
 from rebalance_lab.replay import events as ev
-from rebalance_lab.replay import parts, tables, tasks
+from rebalance_lab.replay import jvm_cds, parts, tables, tasks
 from rebalance_lab.replay.diagnostics import ParseReport
 from rebalance_lab.replay.inputs import expand_inputs
 from rebalance_lab.replay.progress import Phases
@@ -128,11 +128,41 @@ def build_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
     if master is not None:
         # The executors' interpreter: ours unless the caller named one (e.g. a packed venv on a cluster).
         os.environ["PYSPARK_PYTHON"] = settings.setdefault("spark.pyspark.python", sys.executable)
+    cds = _class_sharing(master, settings, conf or {})
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except Exception:
+        if cds.archive is None:
+            raise
+        jvm_cds.discard(cds.archive)  # a damaged archive kills the JVM as it starts: start again without
+        options = settings["spark.driver.extraJavaOptions"].replace(cds.options, "").strip()
+        spark = builder.config("spark.driver.extraJavaOptions", options).getOrCreate()
+    if cds.part is not None:
+        jvm_cds.record_writer(cds.part, SparkContext._gateway.proc.pid)  # type: ignore[union-attr]
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def _class_sharing(master: str | None, settings: dict[str, str], conf: Mapping[str, str]) -> jvm_cds.CdsPlan:
+    """Adds a local driver's AppCDS options (:mod:`.jvm_cds`) to ``settings`` when this call launches the JVM."""
+    if (master is None or not master.startswith("local") or SparkContext._gateway is not None
+            or "spark.driver.extraJavaOptions" in conf or not jvm_cds.enabled()):
+        return jvm_cds.CdsPlan("")
+    cds = jvm_cds.plan(class_archive())
+    if cds.options:
+        settings["spark.driver.extraJavaOptions"] += f" {cds.options}"
+    return cds
+
+
+def class_archive() -> Path:
+    """The AppCDS archive of this JVM and these Spark jars."""
+    import pyspark
+
+    depends_on = "|".join((os.environ.get("JAVA_HOME", ""), shutil.which("java") or "", pyspark.__file__ or "",
+                           pyspark.__version__))
+    return jvm_cds.archive_path(jvm_cds.default_directory(), depends_on)
 
 
 def _launch_settings(master: str) -> dict[str, str]:

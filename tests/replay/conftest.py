@@ -7,6 +7,7 @@ once per session too (it plays real group members against the emulator for a few
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,10 @@ from typing import Any
 import pytest
 
 from tests.replay.scenario import record
+
+# A test run launches one driver JVM (the session below) and a few in subprocesses: the class-data-sharing archive
+# a first JVM dumps at exit (150 MB, tens of seconds) would cost more than it saves. test_class_sharing turns it on.
+os.environ.setdefault("REBALANCE_LAB_SPARK_CDS", "off")
 
 
 @pytest.fixture(scope="session")
