@@ -16,7 +16,7 @@ import re
 import shutil
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -215,12 +215,7 @@ def run_replay(args: argparse.Namespace) -> int:
     if result.parse_report.events == 0:
         print(f"rebalance-lab replay: error: nothing to replay: {result.parse_report.summary()}", file=sys.stderr)
         return EXIT_USAGE
-    print(result.summary)
-    if result.errors:
-        print(f"rebalance-lab replay: {len(result.errors)} group(s) could not be replayed, e.g. "
-              f"{result.errors[0]['group_id']}: {result.errors[0]['error']}", file=sys.stderr)
-        return EXIT_FAILED
-    return 0
+    return _finish(result.summary, result.errors)
 
 
 def _run_local(args: argparse.Namespace, out: Path) -> int:
@@ -241,10 +236,15 @@ def _run_local(args: argparse.Namespace, out: Path) -> int:
     if result.events == 0:
         print("rebalance-lab replay: error: nothing to replay: no input holds a rebalance event", file=sys.stderr)
         return EXIT_USAGE
-    print(result.summary)
-    if result.errors:
-        print(f"rebalance-lab replay: {len(result.errors)} group(s) could not be replayed, e.g. "
-              f"{result.errors[0]['group_id']}: {result.errors[0]['error']}", file=sys.stderr)
+    return _finish(result.summary, result.errors)
+
+
+def _finish(summary: str, errors: Sequence[Mapping[str, Any]]) -> int:
+    """Print the run's summary (either engine); a group that could not be replayed makes the exit status 1."""
+    print(summary)
+    if errors:
+        print(f"rebalance-lab replay: {len(errors)} group(s) could not be replayed, e.g. "
+              f"{errors[0]['group_id']}: {errors[0]['error']}", file=sys.stderr)
         return EXIT_FAILED
     return 0
 
