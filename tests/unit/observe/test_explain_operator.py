@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rebalance_lab.api import Emulator
 from rebalance_lab.clients.member import GroupMember
+from rebalance_lab.observe.sequence import Note, build
 
 
 async def test_an_operators_expire_is_told_as_the_operators_before_the_rebalance_it_causes(tmp_path: Path) -> None:
@@ -28,5 +29,9 @@ async def test_an_operators_expire_is_told_as_the_operators_before_the_rebalance
     rebalance = [i for i, line in enumerate(lines) if "rebalance to generation 2: the operator expired" in line]
     assert said and expired and rebalance and said[0] < expired[0] < rebalance[0], out.getvalue()
     assert "no heartbeat within its session timeout" not in out.getvalue()
-    kinds = [json.loads(line)["event_type"] for line in record.read_text().splitlines()]
+    rows = [json.loads(line) for line in record.read_text().splitlines()]
+    kinds = [row["event_type"] for row in rows]
     assert kinds.index("FAULT_INJECTED") < kinds.index("MEMBER_SESSION_EXPIRED")  # the recording agrees
+    notes = [s.text for g in build(rows)["g"].generations for s in g.steps if isinstance(s, Note)]
+    assert any("expired by the operator" in n for n in notes), notes  # and so does its sequence diagram
+    assert not any("no Heartbeat within the session timeout" in n for n in notes), notes

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 from typing import Any
 
-from rebalance_lab.api import Emulator
-from rebalance_lab.clients.member import GroupMember
 from rebalance_lab.observe.sequence import COORDINATOR, Message, Note, SequenceBuilder, build
 
 A = "client-a-11111111-2222-3333-4444-555555555555"
@@ -118,19 +114,3 @@ def test_a_forgotten_group_starts_afresh() -> None:
     builder.add(_two_generations()[2])  # a rebalance of a group it no longer knows
     assert [g.number for g in builder.finish()["g"].generations] == [1]
 
-
-async def test_an_operators_expire_is_drawn_as_the_operators_not_as_a_missed_heartbeat(tmp_path: Path) -> None:
-    record = tmp_path / "rec.jsonl"
-    async with Emulator(topics=[("t", 2)], manual_clock=True, initial_rebalance_delay_ms=0,
-                        record_path=str(record)) as emu:
-        member = GroupMember(emu.bootstrap_servers, "g", ["t"], client_id="a", session_timeout_ms=10_000,
-                             heartbeat_interval_ms=60_000)
-        try:
-            await member.join()
-            emu.expire_member("g", member.member_id)
-        finally:
-            await member.close()
-    rows = [json.loads(line) for line in record.read_text().splitlines()]
-    notes = [s.text for g in build(rows)["g"].generations for s in g.steps if isinstance(s, Note)]
-    assert any("expired by the operator" in n for n in notes), notes
-    assert not any("no Heartbeat within the session timeout" in n for n in notes), notes
