@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rebalance-lab" / "install-matrix"
+WHEELHOUSE = CACHE / "wheelhouse"  # rebalance-lab's dependencies as PyPI serves them, downloaded once
 
 
 @dataclass(frozen=True)
@@ -82,6 +83,16 @@ def prepared(clients: ClientSet) -> Env:
         env._base_file.write_text("\n".join(sorted(env.freeze())) + "\n")
     _restore(env)
     return env
+
+
+def install(env: Env, wheel: Path) -> None:
+    """``pip install`` of the wheel; its dependencies come from the wheelhouse, filled from PyPI when short."""
+    local = ("install", "--quiet", "--no-index", "--find-links", str(WHEELHOUSE), str(wheel))
+    try:
+        env.pip(*local)
+    except RuntimeError:  # a dependency not downloaded yet (the first run, or a new pin)
+        env.pip("download", "--quiet", "--dest", str(WHEELHOUSE), str(wheel))
+        env.pip(*local)
 
 
 def _restore(env: Env) -> None:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.packaging.dists import Dists
-from tests.packaging.install_matrix import CLIENT_SETS, ClientSet, Env, prepared
+from tests.packaging.install_matrix import CLIENT_SETS, ClientSet, Env, install, prepared
 
 # rebalance-lab's runtime dependencies (pyproject.toml) and theirs: nothing else may appear or change
 OWN = {"rebalance-lab", "crc32c", "google-re2", "scramp", "asn1crypto"}
@@ -79,7 +79,7 @@ def test_the_wheel_installs_beside_the_clients_unchanged_and_serves_them(clients
                                                                         tmp_path: Path) -> None:
     env = prepared(clients)
     before = env.freeze()
-    env.pip("install", "--quiet", str(built_dists.wheel))
+    install(env, built_dists.wheel)
     after = env.freeze()
     assert sorted(before - after) == []  # nothing the environment had was changed or removed
     assert sorted(_name(line) for line in after - before if _name(line) not in OWN) == []
