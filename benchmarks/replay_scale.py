@@ -30,7 +30,11 @@
    ``--runs N`` measures N pairs *alternately* (Spark, single, Spark, single, ...), so a burst of
    load on the machine hits both sides, and prints every run, the median and the worst, each
    pair's ratio, and the goals below with the load average before and after (figures taken on a
-   shared machine are noisy: say so, and re-measure on a quiet one).
+   shared machine are noisy: say so, and re-measure on a quiet one). Each side's CPU-seconds (for
+   Spark: the driver, its JVM, the Python daemon and workers) are printed too, which the load does
+   not inflate as it does the wall clock: half of Spark's CPU-seconds is the shortest its run can be
+   on two idle cores, so ``single CPU-s / (Spark CPU-s / 2)`` is the best ratio two cores allow.
+   The session start is not counted in the pipeline's seconds (it is printed beside them).
 
 Goals (issue 20): 10**6 events under 40 s on local[2] in every run of five
 (``--runs 5``), 10**7 events under 5 minutes (``--events 10000000 --groups 100000``), and Spark at
@@ -424,8 +428,34 @@ def _write_jsonl(work: Path, per_file: dict[str, list[dict[str, Any]]]) -> list[
 
 # --- the two runs ---------------------------------------------------------------------------------------------------
 
-def run_on_spark(files: list[Path], out: Path, assignor: str, master: str) -> tuple[float, float, dict[str, float]]:
-    """(session start seconds, pipeline seconds, phases) of run_spark on ``master``."""
+_CLOCK_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def tree_cpu_seconds() -> float:
+    """CPU seconds of this process and of every descendant (the driver JVM, its Python daemon and workers), those
+    already reaped included: a figure the machine's load does not inflate as it does the wall clock."""
+    parents: dict[int, int] = {}
+    spent: dict[int, float] = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue  # gone meanwhile
+        pid = int(stat.parent.name)
+        parents[pid] = int(fields[1])
+        spent[pid] = sum(int(x) for x in fields[11:15]) / _CLOCK_TICK  # utime stime cutime cstime
+    mine = {os.getpid()}
+    grew = True  # a child's pid is not always above its parent's: widen to a fixed point
+    while grew:
+        found = {pid for pid, parent in parents.items() if parent in mine} - mine
+        grew = bool(found)
+        mine |= found
+    return sum(spent.get(pid, 0.0) for pid in mine)
+
+
+def run_on_spark(files: list[Path], out: Path, assignor: str, master: str
+                 ) -> tuple[float, float, dict[str, float], float]:
+    """(session start seconds, pipeline seconds, phases, pipeline CPU seconds) of run_spark on ``master``."""
     from rebalance_lab.replay.spark import build_session, run_spark
 
     started = time.perf_counter()
@@ -433,26 +463,29 @@ def run_on_spark(files: list[Path], out: Path, assignor: str, master: str) -> tu
     spark.range(1).count()  # the first job's fixed cost belongs to the start, not to the parse
     start_s = time.perf_counter() - started
     try:
+        cpu = tree_cpu_seconds()
         begun = time.perf_counter()
         result = run_spark(spark, [str(f) for f in files], whatif=(assignor,), out_dir=out, report=False)
         seconds = time.perf_counter() - begun
+        cpu = tree_cpu_seconds() - cpu
     finally:
         spark.stop()
     print(f"  parsed {result.parse_report.events:,} events")
     if result.errors:
         print(f"  {len(result.errors)} group(s) failed on Spark, e.g. {result.errors[0]}")
-    return start_s, seconds, result.phases
+    return start_s, seconds, result.phases, cpu
 
 
-def run_single_process(files: list[Path], out: Path, assignor: str) -> tuple[float, dict[str, float]]:
-    """(seconds, phases) of run_local: the same adapters and model in one plain loop."""
+def run_single_process(files: list[Path], out: Path, assignor: str) -> tuple[float, dict[str, float], float]:
+    """(seconds, phases, CPU seconds) of run_local: the same adapters and model in one plain loop."""
     from rebalance_lab.replay.local import run_local
 
+    cpu = time.process_time()
     begun = time.perf_counter()
     result = run_local([str(f) for f in files], whatif=(assignor,), out_dir=out)
     if result.errors:
         print(f"  {len(result.errors)} group(s) failed in the single process, e.g. {result.errors[0]}")
-    return time.perf_counter() - begun, result.seconds
+    return time.perf_counter() - begun, result.seconds, time.process_time() - cpu
 
 
 def table_digest(directory: Path) -> tuple[int, str]:
@@ -565,18 +598,23 @@ def main(argv: list[str] | None = None) -> int:
 def one_pair(args: argparse.Namespace, files: list[Path], work: Path, run: int) -> tuple[float, float | None]:
     """One Spark run then (unless --skip-single) one single-process run; their pipeline seconds."""
     label = f"run {run}: " if args.runs > 1 else ""
-    start_s, spark_s, phases = run_on_spark(files, work / "out-spark", args.assignor, args.master)
+    start_s, spark_s, phases, spark_cpu = run_on_spark(files, work / "out-spark", args.assignor, args.master)
     print(f"{label}spark {args.master}: {spark_s:.1f} s for parse -> episodes -> what-if ({args.assignor}) "
-          f"+ {start_s:.1f} s session start")
+          f"+ {start_s:.1f} s session start; {spark_cpu:.1f} CPU-s (driver, JVM, Python workers)")
     print("  phases: " + " · ".join(f"{name} {seconds:.1f} s" for name, seconds in phases.items()))
     if args.skip_single:
         return spark_s, None
-    single_s, single_phases = run_single_process(files, work / "out-single", args.assignor)
-    print(f"{label}single process: {single_s:.1f} s")
+    single_s, single_phases, single_cpu = run_single_process(files, work / "out-single", args.assignor)
+    print(f"{label}single process: {single_s:.1f} s; {single_cpu:.1f} CPU-s")
     print("  phases: " + " · ".join(f"{name} {seconds:.1f} s" for name, seconds in single_phases.items()))
     ratio = single_s / spark_s if spark_s else math.inf
     print(f"{label}ratio: Spark is {ratio:.2f}x the single-process loop's speed "
           f"({'faster' if ratio > 1 else 'slower'}; {spark_s + start_s:.1f} s with the session start)")
+    # Two cores kept busy by Spark's CPU-seconds cannot finish before half of them: the best ratio two idle cores
+    # allow, whatever the load was during this pair.
+    bound = single_cpu / (spark_cpu / 2) if spark_cpu else math.inf
+    print(f"{label}cpu: Spark spends {spark_cpu / single_cpu if single_cpu else math.inf:.2f}x the single "
+          f"process's CPU-s: on two idle cores at best {bound:.2f}x the single process")
     return spark_s, single_s
 
 
