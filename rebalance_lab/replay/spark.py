@@ -139,8 +139,9 @@ def build_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
         jvm_cds.discard(cds.archive)  # a damaged archive kills the JVM as it starts: start again without
         options = settings["spark.driver.extraJavaOptions"].replace(cds.options, "").strip()
         spark = builder.config("spark.driver.extraJavaOptions", options).getOrCreate()
-    if cds.part is not None:
-        jvm_cds.record_writer(cds.part, SparkContext._gateway.proc.pid)  # type: ignore[union-attr]
+    jvm = getattr(SparkContext._gateway, "proc", None)
+    if cds.part is not None and jvm is not None:
+        jvm_cds.record_writer(cds.part, jvm.pid)
     spark.sparkContext.setLogLevel("ERROR")
     return spark
 
@@ -148,6 +149,7 @@ def build_session(master: str | None = "local[*]", *, shuffle_partitions: int | 
 def _class_sharing(master: str | None, settings: dict[str, str], conf: Mapping[str, str]) -> jvm_cds.CdsPlan:
     """Adds a local driver's AppCDS options (:mod:`.jvm_cds`) to ``settings`` when this call launches the JVM."""
     if (master is None or not master.startswith("local") or SparkContext._gateway is not None
+            or "PYSPARK_GATEWAY_PORT" in os.environ  # a JVM launched by someone else (spark-submit)
             or "spark.driver.extraJavaOptions" in conf or not jvm_cds.enabled()):
         return jvm_cds.CdsPlan("")
     cds = jvm_cds.plan(class_archive())
