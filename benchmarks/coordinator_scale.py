@@ -1,14 +1,19 @@
 """Benchmark: the group coordinator at scale, driven by protocol-level members (raw requests).
 
-    .venv/bin/python benchmarks/coordinator_scale.py [--members 1000] [--groups 10000] [--heartbeat-seconds 5]
+    .venv/bin/python benchmarks/coordinator_scale.py [--sizes 1000,2000,5000,10000] [--targets emulator,kafka,kfake]
+        [--big-heartbeat-seconds 5] [--groups 10000] [--heartbeat-seconds 5]
 
-The emulator runs as its own process (``rebalance-lab serve``, one core); the members
-run here on asyncio, one TCP connection per member while it has a request parked, as
-real clients do. Prints:
+Side by side in one run (issue 22; coordinator_scale_rebalance.py): on each target — the emulator
+(``rebalance-lab serve``, its own process, one core), a real Kafka 4.4.0 broker (the test suite's image,
+tests/support/kafka_broker.py) and kfake (franz-go's fake Kafka, tests/go/kfakebench -serve) — one group
+of N raw members per size, one connection each: the time of a **full rebalance** (the leader rejoins, every
+member rejoins and syncs, until all hold their assignment) and the server's CPU for it; heartbeats per
+second of the largest group; then the growth exponents (log(t2/t1) / log(N2/N1), goal <= 1.1 for the
+emulator) and the ratios peer time / emulator time (goal > 1 at every size). All targets use Kafka's
+default initial delay of 3 s for the (untimed) formation.
 
-* one group of N members: the time for all N to join (KIP-394 two-step), the leader to
-  assign with our range assignor, and every member to get its assignment; then a
-  rebalance of the established group (every member rejoins) timed the same way;
+Then, on the emulator only:
+
 * G groups of 3 members stabilising (batches in flight at once), groups per second;
 * sustained heartbeats per second answered by the one-core server;
 * the server process's peak memory (VmHWM).
@@ -18,13 +23,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import re
 import struct
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, for the broker
+
+from coordinator_scale_rebalance import RebalanceRun, kfake_target, one_size, report
+from kip848_targets import EmulatorProcess, broker_target
 
 from rebalance_lab.clients.assignors import get_assignor
 from rebalance_lab.clients.assignors.types import ClusterView, GroupSubscription, Subscription
@@ -121,20 +135,6 @@ class Server:
         self.proc.wait(10)
 
 
-async def one_big_group(port: int, members: int) -> tuple[float, float]:
-    conns = [await Conn.open("127.0.0.1", port) for _ in range(members)]
-    started = time.perf_counter()
-    joined = await asyncio.gather(*(join_and_sync(c, "big") for c in conns))
-    formed = time.perf_counter() - started
-    started = time.perf_counter()
-    rejoins = (join_and_sync(c, "big", member_id) for c, (member_id, _gen) in zip(conns, joined, strict=True))
-    await asyncio.gather(*rejoins)
-    rebalanced = time.perf_counter() - started
-    for c in conns:
-        c.close()
-    return formed, rebalanced
-
-
 async def many_groups(port: int, groups: int, in_flight: int) -> tuple[float, list[tuple[Conn, str, str, int]]]:
     pool = [[await Conn.open("127.0.0.1", port) for _ in range(3)] for _ in range(in_flight)]
     members: list[tuple[Conn, str, str, int]] = []
@@ -172,16 +172,52 @@ async def heartbeats(members: list[tuple[Conn, str, str, int]], seconds: float) 
     return counts[0] / (time.perf_counter() - started)
 
 
-async def main_async(args: argparse.Namespace) -> None:
-    server = Server(delay_ms=args.initial_delay_ms)
-    try:
-        formed, rebalanced = await one_big_group(server.port, args.members)
-        print(f"one group of {args.members} members: formed (join, assign, sync) in {formed:.2f} s "
-              f"(including the {args.initial_delay_ms} ms initial delay); a full rebalance of the formed "
-              f"group (every member rejoins) in {rebalanced:.2f} s")
-        print(f"server peak memory (VmHWM) with the {args.members}-member group: {server.peak_rss_mib():.0f} MiB")
-    finally:
-        server.stop()
+@contextlib.contextmanager
+def _target(name: str) -> Iterator[tuple[str, int | None, Callable[[], str]]]:
+    """(bootstrap, the server's pid for its CPU time, a note printed after the sizes)."""
+    if name == "emulator":
+        emulator = EmulatorProcess("--initial-rebalance-delay-ms", "3000")  # Kafka's default, as the peers
+        try:
+            yield (emulator.bootstrap, emulator.proc.pid,
+                   lambda: f"peak memory (VmHWM) {emulator.peak_rss_mib():.0f} MiB")
+        finally:
+            emulator.stop()
+    elif name == "kafka":
+        # A 10,000-member group's metadata record (~1.3 MB here) is over the default message.max.bytes (1 MiB):
+        # 4.4.0 then fails the leader's SyncGroup with UNKNOWN_SERVER_ERROR; 10 MiB lets it store the group.
+        with broker_target("stock", {"message.max.bytes": "10485760"}) as (bootstrap, pid):
+            yield bootstrap, pid, lambda: ""
+    elif name == "kfake":
+        from peer_kfake import _binary
+
+        with kfake_target(str(_binary())) as (bootstrap, pid):
+            yield bootstrap, pid, lambda: ""
+    else:
+        raise SystemExit(f"unknown target {name!r} (emulator, kafka, kfake)")
+
+
+def side_by_side(sizes: list[int], targets: list[str], heartbeat_s: float) -> None:
+    print(f"== one group of N members, a full rebalance, on {', '.join(targets)} (load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores) ==", flush=True)
+    runs: dict[tuple[str, int], RebalanceRun] = {}
+    for target in targets:
+        with _target(target) as (bootstrap, pid, note):
+            # an unreported small group first: the JVM's JIT compiles the paths, every target has served once
+            asyncio.run(one_size(target, bootstrap, max(2, sizes[0] // 10), None, 0))
+            for n in sizes:
+                try:
+                    runs[target, n] = asyncio.run(one_size(target, bootstrap, n, pid,
+                                                           heartbeat_s if n == sizes[-1] else 0))
+                except (RuntimeError, OSError) as exc:  # reported; the other sizes and targets still run
+                    print(f"{target:8} N={n:6}: failed: {exc}", flush=True)
+                    continue
+                print(report({(target, n): runs[target, n]}, [target], [n])[0], flush=True)
+            if note():
+                print(f"{target}: {note()}")
+    print("\n".join(report(runs, targets, sizes)))
+
+
+async def small_groups(args: argparse.Namespace) -> None:
     # Many small groups on a fresh server whose initial delay is short: each group's three members
     # join at once, so one delay window gathers them (Kafka's default of 3000 ms would only add waiting).
     server = Server(delay_ms=args.groups_initial_delay_ms)
@@ -201,13 +237,18 @@ async def main_async(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--members", type=int, default=1000)
+    parser.add_argument("--sizes", default="1000,2000,5000,10000", help="sizes of the one big group, comma-separated")
+    parser.add_argument("--targets", default="emulator,kafka,kfake", help="emulator, kafka (a 4.4.0 broker), kfake")
+    parser.add_argument("--big-heartbeat-seconds", type=float, default=5.0,
+                        help="heartbeats of the largest group, seconds (0: none)")
     parser.add_argument("--groups", type=int, default=10_000)
     parser.add_argument("--in-flight", type=int, default=500)
     parser.add_argument("--heartbeat-seconds", type=float, default=5.0)
-    parser.add_argument("--initial-delay-ms", type=int, default=3000, help="for the big group (Kafka's default)")
     parser.add_argument("--groups-initial-delay-ms", type=int, default=100, help="for the many small groups")
-    asyncio.run(main_async(parser.parse_args()))
+    args = parser.parse_args()
+    side_by_side([int(n) for n in args.sizes.split(",")], args.targets.split(","), args.big_heartbeat_seconds)
+    if args.groups:
+        asyncio.run(small_groups(args))
 
 
 if __name__ == "__main__":

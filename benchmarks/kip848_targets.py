@@ -198,11 +198,11 @@ STOCK_JVM = ("-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOcc
 
 
 @contextlib.contextmanager
-def broker_target(jvm: str) -> Iterator[tuple[str, int | None]]:
+def broker_target(jvm: str, extra: dict[str, str] | None = None) -> Iterator[tuple[str, int | None]]:
     """A Kafka 4.4.0 broker with its default group.consumer.* settings (the same defaults as the emulator's)."""
     from tests.support.kafka_broker import BrokerPool
 
-    settings = {"offsets.topic.num.partitions": "1"}
+    settings = {"offsets.topic.num.partitions": "1", **(extra or {})}
     if jvm == "stock":
         # KAFKA_JVM_PERFORMANCE_OPTS in the container's environment (start-kafka.sh reads it and does not
         # write it out as a broker property); the heap stays the pool's 512 MiB.

@@ -30,11 +30,25 @@ def test_the_startup_and_throughput_benchmark_prints_its_figures() -> None:
     assert "kafka-python produce 300 records" in out and "kafka-python consume 300 records" in out
 
 
-def test_the_coordinator_scale_benchmark_prints_its_figures() -> None:
-    out = _run("coordinator_scale.py", "--members", "20", "--groups", "30", "--in-flight", "10",
-               "--heartbeat-seconds", "0.5", "--initial-delay-ms", "100")
-    assert "one group of 20 members" in out and "30 groups of 3 members stabilised" in out
-    assert "heartbeats answered" in out and "peak memory" in out
+def test_the_coordinator_scale_benchmark_prints_the_emulator_and_kfake_side_by_side_with_exponents() -> None:
+    out = _run("coordinator_scale.py", "--sizes", "10,20", "--targets", "emulator,kfake", "--big-heartbeat-seconds",
+               "0.3", "--groups", "30", "--in-flight", "10", "--heartbeat-seconds", "0.5", timeout=900)
+    assert out.count("emulator N=    20: full rebalance") == 2 and "kfake    N=    20: full rebalance" in out
+    assert "emulator growth exponent N=10->20: wall" in out and "ratio N=    20: kfake/emulator" in out
+    assert "heartbeats/s" in out and "30 groups of 3 members stabilised" in out and "peak memory" in out
+
+
+@pytest.mark.broker
+def test_the_coordinator_scale_benchmark_compares_the_emulator_with_a_kafka_4_broker() -> None:
+    out = _run("coordinator_scale.py", "--sizes", "10,20", "--targets", "emulator,kafka", "--big-heartbeat-seconds",
+               "0.3", "--groups", "0", timeout=900)
+    assert "kafka    N=    20: full rebalance" in out and "ratio N=    20: kafka/emulator" in out
+
+
+def test_the_startup_benchmark_prints_the_median_start_the_rss_and_the_import_top_10() -> None:
+    out = _run("startup.py", "--runs", "2", "--top", "10")
+    assert "start -> first accepted JoinGroup: min" in out and "RSS median" in out
+    assert out.count("ms cumulative") == 10
 
 
 def test_the_kip848_scale_benchmark_prints_the_core_exponents_and_the_emulator_figures() -> None:

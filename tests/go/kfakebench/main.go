@@ -7,6 +7,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -20,7 +21,17 @@ func main() {
 	seeds := flag.String("seeds", "", "bootstrap servers; empty: start an in-process kfake cluster")
 	records := flag.Int("records", 10000, "records to produce and consume")
 	partitions := flag.Int("partitions", 6, "partitions of the topic")
+	serve := flag.Bool("serve", false, "only start an in-process kfake cluster, print its address, and serve "+
+		"until standard input closes (benchmarks/coordinator_scale.py drives it like any broker)")
 	flag.Parse()
+	if *serve {
+		cluster, err := kfake.NewCluster(kfake.NumBrokers(1))
+		must(err)
+		fmt.Println(cluster.ListenAddrs()[0])
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		cluster.Close()
+		return
+	}
 	name := fmt.Sprintf("kfakebench-%d", time.Now().UnixNano())
 	addrs := strings.Split(*seeds, ",")
 	if *seeds == "" {

@@ -1,0 +1,308 @@
+"""The side-by-side part of benchmarks/coordinator_scale.py: one big classic group on several targets.
+
+For each target (the emulator, a real Kafka 4.4.0 broker, kfake) and each size N: N raw-protocol members,
+one TCP connection each (a parked JoinGroup holds its connection, as in a real client), form the group
+(untimed), then a **full rebalance** is timed: the leader rejoins, a follower's heartbeat sees
+REBALANCE_IN_PROGRESS, every other member rejoins, each follower sends its SyncGroup as soon as its
+JoinGroup is answered, the leader assigns (one partition each) and syncs, until every member holds its
+assignment. The server's CPU for it (from /proc) is taken too. After the largest size, plain heartbeats of
+every member (one in flight per connection) for a few seconds: answers per second. Then every member leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kip848_targets import Pipe, cpu_seconds
+
+from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.assignment_types import Assignment, Subscription, TopicPartition
+from rebalance_lab.protocol.consumer_protocol import encode_assignment, encode_subscription
+
+JOIN, HEARTBEAT, LEAVE, SYNC = 11, 12, 13, 14
+JOIN_V, SYNC_V, HEARTBEAT_V, LEAVE_V = 5, 3, 3, 3  # not flexible: the error code sits at bytes 8-9
+MEMBER_ID_REQUIRED, REBALANCE_IN_PROGRESS = 79, 27
+TOPIC, PARTITIONS = "scale", 10_000
+METADATA = encode_subscription(Subscription(topics=(TOPIC,)))
+SESSION_MS = REBALANCE_MS = 120_000
+_PROTOCOL = codec.data_class(codec.request_type(JOIN), "JoinGroupRequestProtocol")
+_ASSIGNMENT = codec.data_class(codec.request_type(SYNC), "SyncGroupRequestAssignment")
+_LEAVER = codec.data_class(codec.request_type(LEAVE), "MemberIdentity")
+
+
+def _error(payload: bytes) -> int:
+    """Correlation id (4), throttle time (4), error code (2) of a non-flexible response."""
+    return int.from_bytes(payload[8:10], "big", signed=True)
+
+
+@dataclass
+class Member:
+    pipe: Pipe
+    member_id: str = ""
+    generation: int = -1
+
+
+@dataclass
+class RebalanceRun:
+    target: str
+    members: int
+    seconds: float
+    cpu_s: float | None
+    heartbeats_per_s: float | None = None
+
+
+@dataclass
+class Group:
+    name: str
+    members: list[Member]
+    correlation: int = 0
+    leader: str = ""
+    log: list[str] = field(default_factory=list)
+
+    def frame(self, api: int, version: int, **fields: Any) -> bytes:
+        self.correlation += 1
+        return codec.encode_request(codec.new_request(api, version, **fields), self.correlation, "scale")  # type: ignore[no-any-return]
+
+    def join_frame(self, member_id: str) -> bytes:
+        return self.frame(JOIN, JOIN_V, group_id=self.name, session_timeout_ms=SESSION_MS,
+                          rebalance_timeout_ms=REBALANCE_MS, member_id=member_id, group_instance_id=None,
+                          protocol_type="consumer", protocols=[_PROTOCOL(name="range", metadata=METADATA)])
+
+    def sync_frame(self, member: Member, assignments: list[Any]) -> bytes:
+        return self.frame(SYNC, SYNC_V, group_id=self.name, generation_id=member.generation,
+                          member_id=member.member_id, group_instance_id=None, assignments=assignments)
+
+    def heartbeat_frame(self, member: Member) -> bytes:
+        return self.frame(HEARTBEAT, HEARTBEAT_V, group_id=self.name, generation_id=member.generation,
+                          member_id=member.member_id, group_instance_id=None)
+
+
+async def _gather(sends: list[tuple[Pipe, bytes]], on_reply: Callable[[int, bytes], None] | None = None
+                  ) -> list[bytes]:
+    """Send each frame on its pipe at once; the payloads in the same order."""
+    loop = asyncio.get_running_loop()
+    results: list[bytes] = [b""] * len(sends)
+    futures = [loop.create_future() for _ in sends]
+
+    def answer(i: int) -> Callable[[bytes], None]:
+        def done(payload: bytes) -> None:
+            results[i] = payload
+            if on_reply is not None:
+                on_reply(i, payload)
+            futures[i].set_result(None)
+        return done
+
+    for i, (pipe, frame) in enumerate(sends):
+        pipe.send(frame, answer(i))
+    await asyncio.gather(*futures)
+    return results
+
+
+def _assignments(response: Any) -> list[Any]:
+    """The leader's assignment: one partition per member."""
+    return [_ASSIGNMENT(member_id=m.member_id, assignment=encode_assignment(Assignment((TopicPartition(TOPIC, i),))))
+            for i, m in enumerate(response.members)]
+
+
+async def join_round(group: Group) -> bool:
+    """The timed full rebalance of a Stable group: the leader rejoins first; once a follower's heartbeat says
+    REBALANCE_IN_PROGRESS every other member rejoins; each member syncs as soon as its JoinGroup is answered
+    (the leader with the assignments); True when every member holds its assignment."""
+    loop = asyncio.get_running_loop()
+    syncs: list[asyncio.Future[bytes]] = []
+    failed: list[int] = []
+
+    def joined(member: Member, payload: bytes) -> None:
+        if _error(payload) != 0:
+            failed.append(_error(payload))
+            return
+        response = codec.decode_response(JOIN, JOIN_V, payload)
+        member.member_id, member.generation = response.member_id, response.generation_id
+        is_leader = response.leader == response.member_id
+        if is_leader:
+            group.leader = member.member_id
+        sync: asyncio.Future[bytes] = loop.create_future()
+        member.pipe.send(group.sync_frame(member, _assignments(response) if is_leader else []), sync.set_result)
+        syncs.append(sync)
+
+    def send_join(member: Member) -> asyncio.Future[None]:
+        answered: asyncio.Future[None] = loop.create_future()
+
+        def on_reply(payload: bytes) -> None:
+            joined(member, payload)
+            answered.set_result(None)
+        member.pipe.send(group.join_frame(member.member_id), on_reply)
+        return answered
+
+    order = list(group.members)
+    leader = next(m for m in order if m.member_id == group.leader)
+    order.remove(leader)
+    pending = [send_join(leader)]
+    await _until_rebalancing(group, order[0])
+    pending += [send_join(m) for m in order]
+    await asyncio.gather(*pending)
+    answers = await asyncio.gather(*syncs)
+    return not failed and all(_error(p) == 0 for p in answers)
+
+
+async def _until_rebalancing(group: Group, follower: Member) -> None:
+    for _ in range(2000):
+        payload = (await _gather([(follower.pipe, group.heartbeat_frame(follower))]))[0]
+        if _error(payload) == REBALANCE_IN_PROGRESS:
+            return
+        await asyncio.sleep(0.005)
+    raise RuntimeError("the leader's rejoin did not start a rebalance")
+
+
+async def _call(group: Group, member: Member, frame: bytes) -> bytes:
+    return (await _gather([(member.pipe, frame)]))[0]
+
+
+async def _member_until_settled(group: Group, member: Member, synced: dict[str, int],
+                                settled: asyncio.Event) -> None:
+    """A member as a client runs it: join, sync (rejoin on REBALANCE_IN_PROGRESS), then heartbeat every
+    500 ms until the whole group is synced in one generation, rejoining when a heartbeat says so."""
+    while True:
+        payload = await _call(group, member, group.join_frame(member.member_id))
+        if _error(payload) != 0:
+            raise RuntimeError(f"JoinGroup failed with {_error(payload)}")
+        response = codec.decode_response(JOIN, JOIN_V, payload)
+        member.generation = response.generation_id
+        is_leader = response.leader == response.member_id
+        if is_leader:
+            group.leader = member.member_id
+        sync = await _call(group, member, group.sync_frame(member, _assignments(response) if is_leader else []))
+        if _error(sync) == REBALANCE_IN_PROGRESS:
+            continue
+        if _error(sync) != 0:
+            raise RuntimeError(f"SyncGroup failed with {_error(sync)}")
+        synced[member.member_id] = member.generation
+        if len(synced) == len(group.members) and len(set(synced.values())) == 1:
+            settled.set()
+        while not settled.is_set():
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(settled.wait(), 0.5)
+            if settled.is_set():
+                return
+            if _error(await _call(group, member, group.heartbeat_frame(member))) == REBALANCE_IN_PROGRESS:
+                del synced[member.member_id]
+                break
+        else:
+            return
+
+
+async def form(group: Group) -> None:
+    """MEMBER_ID_REQUIRED for everyone, then every member joins and syncs until the group is one generation."""
+    ids = await _gather([(m.pipe, group.join_frame("")) for m in group.members])
+    for member, payload in zip(group.members, ids, strict=True):
+        member.member_id = codec.decode_response(JOIN, JOIN_V, payload).member_id
+    synced: dict[str, int] = {}
+    settled = asyncio.Event()
+    await asyncio.wait_for(asyncio.gather(*(_member_until_settled(group, m, synced, settled) for m in group.members)),
+                           600)
+
+
+async def heartbeat_rate(group: Group, seconds: float) -> float:
+    frames = [group.heartbeat_frame(m) for m in group.members]
+    stop_at = time.perf_counter() + seconds
+    count = [0, 0]  # answered, failed
+    drained = asyncio.get_running_loop().create_future()
+    in_flight = [0]
+
+    def send(i: int) -> None:
+        in_flight[0] += 1
+        group.members[i].pipe.send(frames[i], lambda payload: on_reply(i, payload))
+
+    def on_reply(i: int, payload: bytes) -> None:
+        in_flight[0] -= 1
+        count[_error(payload) != 0] += 1
+        if time.perf_counter() < stop_at:
+            send(i)
+        elif in_flight[0] == 0 and not drained.done():
+            drained.set_result(None)
+
+    started = time.perf_counter()
+    for i in range(len(frames)):
+        send(i)
+    await drained
+    if count[1]:
+        raise RuntimeError(f"{count[1]} heartbeats answered with an error")
+    return count[0] / (time.perf_counter() - started)
+
+
+async def leave(group: Group) -> None:
+    chunks = [group.members[i:i + 1000] for i in range(0, len(group.members), 1000)]
+    for chunk in chunks:
+        frame = group.frame(LEAVE, LEAVE_V, group_id=group.name,
+                            members=[_LEAVER(member_id=m.member_id, group_instance_id=None) for m in chunk])
+        await _gather([(group.members[0].pipe, frame)])
+
+
+async def one_size(target: str, bootstrap: str, n: int, pid: int | None, heartbeat_s: float) -> RebalanceRun:
+    host, port = bootstrap.rsplit(":", 1)
+    pipes = [await Pipe.open(host, int(port)) for _ in range(n)]
+    group = Group(f"scale-{target}-{n}-{time.time_ns()}", [Member(p) for p in pipes])
+    try:
+        await form(group)
+        cpu_before = cpu_seconds(pid)
+        started = time.perf_counter()
+        if not await join_round(group):
+            raise RuntimeError(f"{target}: the timed rebalance of {n} members did not complete in one round")
+        seconds = time.perf_counter() - started
+        cpu_after = cpu_seconds(pid)
+        cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+        run = RebalanceRun(target, n, seconds, cpu)
+        if heartbeat_s > 0:
+            run.heartbeats_per_s = await heartbeat_rate(group, heartbeat_s)
+        await leave(group)
+        return run
+    finally:
+        for p in pipes:
+            p.close()
+
+
+def exponent(small: tuple[int, float], large: tuple[int, float]) -> float:
+    return math.log(large[1] / small[1]) / math.log(large[0] / small[0])
+
+
+def report(runs: dict[tuple[str, int], RebalanceRun], targets: list[str], sizes: list[int]) -> list[str]:
+    lines = []
+    for target in targets:
+        done = [runs[target, n] for n in sizes if (target, n) in runs]
+        for run in done:
+            cpu = f", server CPU {run.cpu_s:.2f} s" if run.cpu_s is not None else ""
+            rate = f"; {run.heartbeats_per_s:,.0f} heartbeats/s" if run.heartbeats_per_s else ""
+            lines.append(f"{target:8} N={run.members:6}: full rebalance {run.seconds:7.2f} s{cpu}{rate}")
+        if len(done) >= 2:
+            first, last = done[0], done[-1]
+            grows = f"{target:8} growth exponent N={first.members}->{last.members}: wall " \
+                    f"{exponent((first.members, first.seconds), (last.members, last.seconds)):.2f}"
+            if first.cpu_s and last.cpu_s:
+                grows += f", server CPU {exponent((first.members, first.cpu_s), (last.members, last.cpu_s)):.2f}"
+            lines.append(grows + " (goal for the emulator: <= 1.1)")
+    for peer in (t for t in targets if t != "emulator"):
+        for n in sizes:
+            if ("emulator", n) in runs and (peer, n) in runs:
+                emu, other = runs["emulator", n], runs[peer, n]
+                lines.append(f"ratio N={n:6}: {peer}/emulator full rebalance {other.seconds / emu.seconds:5.2f}x"
+                             " (goal > 1: the emulator faster)")
+    return lines
+
+
+@contextlib.contextmanager
+def kfake_target(binary: str) -> Iterator[tuple[str, int | None]]:
+    proc = subprocess.Popen([binary, "-serve"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip(), proc.pid
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(30)
