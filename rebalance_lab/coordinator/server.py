@@ -36,7 +36,7 @@ from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator import group_service, offsets_service
 from rebalance_lab.coordinator.clock import Clock
 from rebalance_lab.coordinator.cluster import BrokerInfo
-from rebalance_lab.coordinator.connection import CollectorHold, IdleConnections, Output
+from rebalance_lab.coordinator.connection import CollectorHold, FreezeOnGrowth, IdleConnections, Output
 from rebalance_lab.coordinator.framing import FrameBuffer, FrameError
 from rebalance_lab.coordinator.handlers import HandlerSpec, load_handlers
 from rebalance_lab.coordinator.handlers.api_versions import API_KEY as API_VERSIONS_KEY
@@ -141,6 +141,8 @@ class EmulatorServer:
     async def start(self) -> EmulatorServer:
         self._loop = asyncio.get_running_loop()
         sockets = self._bind_all()
+        FreezeOnGrowth.install()  # the world about to be made (and every later growth) stays out of full collections
+        self._cleanups.append(FreezeOnGrowth.remove)
         extra = additional.bind(self._additional, self.config.host, self.config.brokers, _bind, sockets)
         brokers = [BrokerInfo(i, *self._advertised(i, s), self._rack(i)) for i, s in enumerate(sockets)]
         world = World(self.config, brokers, self._clock)

@@ -299,10 +299,27 @@ def new_response(api_key: int, version: int, **fields: Any) -> Any:
     return _RESPONSES[api_key][version](**fields)
 
 
+# Parts joined, then freed, at a time in a big answer: sizing, joining and freeing 3 million parts in one C call each
+# held the GIL 0.15 s, 0.4 s and 0.06 s (issue 17: off the loop in the codec thread, the loop's thread waited as long).
+_JOIN_RUN = 20_000
+
+
 def _framed(parts: list[bytes]) -> bytes:
     """``parts[0]`` is a placeholder for the size of what follows it."""
+    if len(parts) > _JOIN_RUN:
+        parts = _runs_joined(parts)
     parts[0] = struct.pack(">i", sum(map(len, parts)))
     return b"".join(parts)
+
+
+def _runs_joined(parts: list[bytes]) -> list[bytes]:
+    """The placeholder, then ``parts`` joined :data:`_JOIN_RUN` at a time; ``parts`` is emptied a run at a time."""
+    runs = [parts[0]]
+    for start in range(1, len(parts), _JOIN_RUN):
+        runs.append(b"".join(parts[start:start + _JOIN_RUN]))
+    for end in range(len(parts), 1, -_JOIN_RUN):
+        del parts[max(1, end - _JOIN_RUN):end]
+    return runs
 
 
 def _version_of(message: Message) -> int:

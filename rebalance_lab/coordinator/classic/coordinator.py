@@ -10,7 +10,7 @@ members) and the records of every state change. Timers are keyed and fire only i
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 
 from rebalance_lab.config import Flavor, GroupConfig
 from rebalance_lab.coordinator.classic import (
@@ -44,6 +44,7 @@ from rebalance_lab.coordinator.classic.messages import (
     HeartbeatInput,
     JoinGroupInput,
     LeaveGroupInput,
+    ListedGroup,
     ListGroupsInput,
     SyncGroupInput,
 )
@@ -122,6 +123,14 @@ class GroupCoordinator:
         fx = Effects()
         describe.list_groups(self._core, fx, inp, token)
         return fx
+
+    def listing(self, inp: ListGroupsInput) -> tuple[int, Iterator[ListedGroup]] | None:
+        """How many groups a ListGroups may list, and those it lists as they are reached (read in steps by the
+        handler: issue 17); None while the partition is loading (then ``list_groups`` answers)."""
+        if self._loading:
+            return None
+        snapshot = tuple(self._core.groups.values())
+        return len(snapshot), describe.listed_groups(self._core, inp, snapshot)
 
     def delete_groups(self, now_ms: int, inp: DeleteGroupsInput, token: Hashable) -> Effects:
         if (busy := self._loading_reply('delete', inp, token)) is not None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 
 from rebalance_lab.config import Flavor
 from rebalance_lab.coordinator.classic.context import Core, heartbeat_key, join_key, sync_key
@@ -60,15 +60,21 @@ def _describe_member(core: Core, group: Group, m: Member, stable: bool) -> Descr
 
 
 def list_groups(core: Core, fx: Effects, inp: ListGroupsInput, token: Hashable) -> None:
+    fx.reply(token, ListGroupsResult(ErrorCode.NONE, tuple(listed_groups(core, inp, tuple(core.groups.values())))))
+
+
+def listed_groups(core: Core, inp: ListGroupsInput, snapshot: tuple[Group, ...]) -> Iterator[ListedGroup]:
+    """The groups of ``snapshot`` (the table's groups when the listing began) still in the table, as each is
+    reached: ListGroups over 200,000 groups is read in steps by its handler (issue 17; Kafka too lists each
+    offsets partition on its own, ``GroupCoordinatorService.listGroups``, never the whole table at once)."""
     # Java lower-cases and trims each state filter value; Scala only lower-cases (§11.2).
     states = {(s.strip() if core.java else s).lower() for s in inp.states_filter}
-    types = {t.lower() for t in inp.types_filter}
-    listed = tuple(
-        ListedGroup(g.group_id, g.protocol_type or "", g.state.value, "classic")
-        for g in core.groups.values()
-        if (not states or g.state.filter_name in states) and (not types or "classic" in types)
-    )
-    fx.reply(token, ListGroupsResult(ErrorCode.NONE, listed))
+    if inp.types_filter and "classic" not in {t.lower() for t in inp.types_filter}:
+        return
+    kept = {state: state.value for state in GroupState if not states or state.filter_name in states}
+    for g in snapshot:
+        if g.state in kept and core.groups.get(g.group_id) is g:
+            yield ListedGroup(g.group_id, g.protocol_type or "", kept[g.state], "classic")
 
 
 def delete_groups(core: Core, fx: Effects, now_ms: int, inp: DeleteGroupsInput, token: Hashable) -> None:

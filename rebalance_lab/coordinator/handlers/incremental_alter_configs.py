@@ -32,7 +32,7 @@ from rebalance_lab.coordinator.handlers.config_resources import (
     message_of,
     node_id_of,
 )
-from rebalance_lab.coordinator.handlers.steps import Pacer, answer, counted
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer, counted, released
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 from rebalance_lab.security.acls import Operation
@@ -155,6 +155,7 @@ def alter_all(ctx: RequestContext, resources: list[tuple[int, str, list[Op]]], v
     yield
     for change in changes:
         change()
+    yield from released(counts, changes)
     return answers
 
 
@@ -186,6 +187,7 @@ def _respond(ctx: RequestContext, api_key: int, request: Any, resources: list[An
     for t, n, code, message in answers:
         yield from pacer.pause()
         responses.append(result(error_code=code, error_message=message, resource_type=t, resource_name=n))
+    yield from released(parsed, answers, resources)
     return codec.new_response(api_key, ctx.api_version, throttle_time_ms=0, responses=responses)
 
 

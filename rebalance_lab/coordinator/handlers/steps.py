@@ -81,3 +81,20 @@ def distinct_sorted(items: Iterable[S]) -> Generator[None, None, list[S]]:
         yield from pacer.pause()
         merged.append(item)
     return merged
+
+
+def released(*collections: list[Any] | dict[Any, Any]) -> Generator[None, None, None]:
+    """Empty a handler's big working lists and dicts a few thousand entries at a time, before it returns.
+
+    A generator's locals are freed at once when it finishes: 200,000 parsed resources, their answers and
+    their counts (~1 million objects) held the loop 0.1-0.25 s in the step that returned (AlterConfigs).
+    """
+    size = STEP * 25
+    for items in collections:
+        while len(items) > size:
+            yield
+            if isinstance(items, list):
+                del items[-size:]
+            else:
+                for _ in range(size):
+                    items.popitem()
