@@ -12,15 +12,21 @@ what remains is the handler's own work: a stepped handler stalls the loop for a 
 Some requests list what the server holds rather than what they name: before the probe starts, DescribeAcls and
 DeleteAcls get ``--entries`` bindings, ListGroups as many groups, ConsumerGroupDescribe a four-member KIP-848
 group over the big topics (tests/support/big_requests.py, ``WORLD_SETUPS``/``WIRE_SETUPS``). No ``gc.freeze``
-here: a full collection over the 200,000-partition world (0.7-1.4 s on a loaded 2-core machine) can land in
-any request's window and shows as its longest stall.
+here: the server's own collector policy (connection.FreezeOnGrowth) must keep full collections over the
+200,000-partition world (0.7-1.4 s each without it) out of every request's window.
+
+A second probe runs in a thread of its own ("thread stall"): how long another thread of the process (a test's
+canary) waits for the GIL, e.g. while the codec thread frames a big answer. The machine may be shared: each
+line ends with the 1-minute load average; a stall far above the others at a high load is the scheduler's.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -67,6 +73,30 @@ class LagProbe:
         return ordered[-1], ordered[int(0.99 * (len(ordered) - 1))]
 
 
+class ThreadProbe(LagProbe):
+    """The same, from a thread of its own: how long another thread of the process (a test's canary, a client)
+    waits for the GIL while the request is served, e.g. while the codec thread holds it in one C call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run_thread, name="thread-probe", daemon=True)
+
+    def _run_thread(self) -> None:
+        while not self._stop.is_set():
+            start = time.perf_counter()
+            time.sleep(0.001)
+            self.lags.append((time.perf_counter() - start - 0.001) * 1000)
+
+    def __enter__(self) -> ThreadProbe:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 async def measure(server: EmulatorServer, name: str, entries: int) -> str:
     request = await asyncio.to_thread(frame, name, entries)
     broker = server.world.cluster.brokers[0]
@@ -76,14 +106,15 @@ async def measure(server: EmulatorServer, name: str, entries: int) -> str:
         await WIRE_SETUPS[name]((broker.host, broker.port), entries)
     conn = await RawConnection.open(broker.host, broker.port)
     started = time.perf_counter()
-    with LagProbe() as probe:
+    with LagProbe() as probe, ThreadProbe() as thread_probe:
         await conn.send_raw(request)
         answer = await conn.read_frame(timeout=600)
     wall = time.perf_counter() - started
     await conn.close()
     worst, p99 = probe.summary()
-    return (f"{name:28s} entries {entries:>8,} frame {len(request) / 1e6:6.2f} MB answer {len(answer) / 1e6:6.2f} MB "
-            f"wall {wall:6.2f} s  loop stall max {worst:8.1f} ms p99 {p99:6.1f} ms")
+    return (f"{name:26s} entries {entries:>8,} frame {len(request) / 1e6:5.2f} MB answer {len(answer) / 1e6:5.2f} MB "
+            f"wall {wall:5.2f} s  loop stall max {worst:6.1f} ms p99 {p99:5.1f} ms  thread stall max "
+            f"{thread_probe.summary()[0]:6.1f} ms  load {os.getloadavg()[0]:4.1f}")
 
 
 async def main(entries: int, only: list[str]) -> None:
