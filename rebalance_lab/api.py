@@ -28,7 +28,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from dataclasses import fields, replace
 from typing import IO, Any, TypeVar
 
-from rebalance_lab.client_polling import pollers
+from rebalance_lab.client_polling import BackgroundPolling
 from rebalance_lab.config import JOIN_RACES, ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
 from rebalance_lab.control import toolkit, views
 from rebalance_lab.control.http import ControlServer
@@ -395,19 +395,17 @@ class Emulator:
         are sought back, so the test still reads them (see :mod:`rebalance_lab.client_polling`). ``until``
         also waits for a condition of the test's own, e.g. ``lambda: all(c.assignment() for c in consumers)``
         (a client applies its assignment at the poll after the coordinator sent it)."""
-        rounds = pollers(polling)
-        hint = "" if rounds else _POLL_HINT
         deadline = time.monotonic() + timeout
-        while True:
-            view = self._matched(group_id, state, generation_at_least, members, deadline, timeout, hint)
-            if view is not None and (until is None or until()):
-                return view
-            if view is not None and time.monotonic() > deadline:
-                raise TimeoutError(f"group {group_id!r} matched ({_summary(view)}) but until() was still false "
-                                   f"after {timeout}s")
-            for poll in rounds:
-                poll(_POLL_ROUND_S / len(rounds))
-            if not rounds:
+        with BackgroundPolling(polling) as polled:
+            hint = "" if polled else _POLL_HINT
+            while True:
+                view = self._matched(group_id, state, generation_at_least, members, deadline, timeout, hint)
+                if view is not None and (until is None or until()):
+                    return view
+                if view is not None and time.monotonic() > deadline:
+                    raise TimeoutError(f"group {group_id!r} matched ({_summary(view)}) but until() was still "
+                                       f"false after {timeout}s")
+                polled.round()
                 time.sleep(_POLL_ROUND_S)
 
     async def wait_for_group_async(self, group_id: str, *, state: str | None = None,
@@ -432,7 +430,7 @@ class Emulator:
         return None
 
 
-_POLL_ROUND_S = 0.02  # how often a wait looks at the group (and the time the consumers polled share)
+_POLL_ROUND_S = 0.02  # how often a wait looks at the group (consumers are polled by threads of their own)
 _POLL_HINT = (" (kafka-python and confluent-kafka consumers join only inside poll(): "
               "wait_for_group(..., polling=[consumer]) polls them while waiting)")
 

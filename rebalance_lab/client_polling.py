@@ -5,12 +5,21 @@ delivers its assignment from ``Consumer.poll()``: a test that waits for a group 
 forever. A poller calls ``poll`` with a short timeout on each round of the wait; records it happens
 to fetch are given back by seeking the consumer to the first of them (``seek`` is public in
 kafka-python 2.x and 3.x and in confluent-kafka), so the test still reads every record itself.
+
+While a wait lasts, each consumer is polled by a thread of its own (:class:`BackgroundPolling`), never in turns
+from the waiting thread: kafka-python 3.0.12 drops a JoinGroup/SyncGroup round that completes between two
+``poll()`` calls and sends a new JoinGroup (``join_group_async`` starts a new task when the previous one is
+done), so consumers polled in turns, each idle while the others poll, rejoined over and over (a leader's rejoin
+is a rebalance) and the group rarely settled. A consumer is still used by one thread at a time: the test's
+thread is inside the wait until every poller thread has stopped.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Iterable
+from types import TracebackType
 from typing import Any
 
 Poller = Callable[[float], None]  # one round: poll for at most this many seconds
@@ -53,3 +62,61 @@ def _poll_confluent(consumer: Any, seconds: float) -> None:
     from confluent_kafka import TopicPartition
 
     consumer.seek(TopicPartition(message.topic(), message.partition(), message.offset()))
+
+
+_THREAD_ROUND_S = 0.1  # one poll() of a consumer's thread; the thread polls again at once
+
+
+class BackgroundPolling:
+    """Poll each consumer in a thread of its own until the ``with`` block ends; a callable is called by
+    :meth:`round` from the waiting thread instead. A poll that raises stops its thread; :meth:`round` and the
+    block's end raise it in the waiting thread."""
+
+    def __init__(self, consumers: Iterable[Any]) -> None:
+        items = list(consumers)
+        self._calls = [c for c in items if callable(c) and not _is_consumer(c)]
+        self._threaded = [_poller(c) for c in items if _is_consumer(c)]
+        for c in items:
+            if not callable(c) and not _is_consumer(c):
+                _poller(c)  # raises the TypeError that names what polling= takes
+        self._stop = threading.Event()
+        self._errors: list[BaseException] = []
+        self._threads = [threading.Thread(target=self._run, args=(poll,), daemon=True, name="rebalance-lab-poll")
+                         for poll in self._threaded]
+
+    def __bool__(self) -> bool:
+        return bool(self._calls or self._threaded)
+
+    def __enter__(self) -> BackgroundPolling:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None,
+                 traceback: TracebackType | None) -> None:
+        self._stop.set()
+        for thread in self._threads:
+            thread.join()
+        if kind is None:
+            self._raise_first()
+
+    def round(self) -> None:
+        """Call each callable once; raise what a consumer's poll raised."""
+        self._raise_first()
+        for call in self._calls:
+            call()
+
+    def _run(self, poll: Poller) -> None:
+        try:
+            while not self._stop.is_set():
+                poll(_THREAD_ROUND_S)
+        except BaseException as exc:  # handed to the waiting thread, which raises it
+            self._errors.append(exc)
+
+    def _raise_first(self) -> None:
+        if self._errors:
+            raise self._errors[0]
+
+
+def _is_consumer(consumer: Any) -> bool:
+    return _is_instance(consumer, "confluent_kafka", "Consumer") or _is_instance(consumer, "kafka", "KafkaConsumer")
