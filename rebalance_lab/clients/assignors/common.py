@@ -51,7 +51,8 @@ def gc_paused() -> AbstractContextManager[Callable[[int], None]]:
     young count restarts), instead of the young collection that re-enabling would
     trigger at once traversing all of it (about 60 ms per million on this machine).
     Nothing is kept from the collector: the oldest generation is still collected, as
-    CPython schedules it.
+    CPython schedules it. When the permanent generation is not empty (someone else froze
+    objects), the result is not promoted: unfreezing would thaw theirs too.
     """
     return _GcPause()
 
@@ -75,7 +76,9 @@ class _GcPause:
         self.promote = partitions >= PROMOTE_PARTITIONS
 
     def __exit__(self, *exc: object) -> None:
-        if self.promote:
+        # Not when something froze objects already (the emulator's server does, in the same process when a
+        # test runs clients beside it): unfreeze() would hand all of those back to the collector as well.
+        if self.promote and gc.get_freeze_count() == 0:
             gc.freeze()
             gc.unfreeze()
         if self.was_enabled:

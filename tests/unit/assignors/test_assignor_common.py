@@ -92,6 +92,7 @@ def test_gc_paused_restores_the_collector_and_promotes_only_a_large_result() -> 
         return any(o is marker for o in gc.get_objects(generation=2))
 
     assert gc.isenabled()
+    gc.unfreeze()  # an emulator of an earlier test in this process may have frozen its state
     gc.collect()
     with gc_paused() as sized:
         assert not gc.isenabled()
@@ -110,3 +111,22 @@ def test_gc_paused_restores_the_collector_and_promotes_only_a_large_result() -> 
         assert not gc.isenabled()  # a collector that was off stays off
     finally:
         gc.enable()
+
+
+def test_gc_paused_leaves_what_someone_else_froze_frozen() -> None:
+    """The emulator's server freezes its long-lived state; a client-side assignment in the same process (a test
+    running clients beside it) must not thaw it, so a large result is then left where it is."""
+    import gc
+
+    from rebalance_lab.clients.assignors.common import PROMOTE_PARTITIONS, gc_paused
+
+    kept = [["frozen by someone else"]]
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        with gc_paused() as sized:
+            sized(PROMOTE_PARTITIONS)
+        assert gc.get_freeze_count() == frozen and gc.isenabled()
+    finally:
+        gc.unfreeze()
+    assert kept
