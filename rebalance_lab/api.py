@@ -400,7 +400,7 @@ class Emulator:
             hint = "" if polled else _POLL_HINT
             while True:
                 view = self._matched(group_id, state, generation_at_least, members, deadline, timeout, hint)
-                if view is not None and (until is None or until()):
+                if view is not None and (until is None or _holds(until, polled)):
                     return view
                 if view is not None and time.monotonic() > deadline:
                     raise TimeoutError(f"group {group_id!r} matched ({_summary(view)}) but until() was still "
@@ -428,6 +428,11 @@ class Emulator:
                                f"{generation_at_least} members={members} in {timeout}s; last seen: "
                                f"{_summary(view)}{hint}")
         return None
+
+
+def _holds(until: Callable[[], bool], polled: BackgroundPolling) -> bool:
+    with polled.paused():  # the condition reads consumers: none of confluent-kafka's is inside poll()
+        return until()
 
 
 _POLL_ROUND_S = 0.02  # how often a wait looks at the group (consumers are polled by threads of their own)

@@ -10,15 +10,18 @@ While a wait lasts, each consumer is polled by a thread of its own (:class:`Back
 from the waiting thread: kafka-python 3.0.12 drops a JoinGroup/SyncGroup round that completes between two
 ``poll()`` calls and sends a new JoinGroup (``join_group_async`` starts a new task when the previous one is
 done), so consumers polled in turns, each idle while the others poll, rejoined over and over (a leader's rejoin
-is a rebalance) and the group rarely settled. A consumer is still used by one thread at a time: the test's
-thread is inside the wait until every poller thread has stopped.
+is a rebalance) and the group rarely settled. The test's thread is inside the wait until every poller thread has
+stopped; only the test's ``until`` condition reads consumers meanwhile, and a confluent-kafka consumer's poll is
+finished first (:meth:`BackgroundPolling.paused`): its ``assignment()`` waits for a lock that a poll running the
+rebalance callback holds while that callback waits for the interpreter lock the caller holds.
 """
 
 from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager
 from types import TracebackType
 from typing import Any
 
@@ -75,14 +78,21 @@ class BackgroundPolling:
     def __init__(self, consumers: Iterable[Any]) -> None:
         items = list(consumers)
         self._calls = [c for c in items if callable(c) and not _is_consumer(c)]
-        self._threaded = [_poller(c) for c in items if _is_consumer(c)]
+        consumers = [c for c in items if _is_consumer(c)]
         for c in items:
             if not callable(c) and not _is_consumer(c):
                 _poller(c)  # raises the TypeError that names what polling= takes
+        self._threaded = [_poller(c) for c in consumers]
+        # One lock per consumer, held while it polls; paused() takes those of confluent-kafka consumers.
+        self._locks = [threading.Lock() for _ in consumers]
+        self._pausable = [lock for c, lock in zip(consumers, self._locks, strict=True)
+                          if _is_instance(c, "confluent_kafka", "Consumer")]
         self._stop = threading.Event()
+        self._pause_wanted = threading.Event()  # a poller about to poll again lets paused() take its lock first
         self._errors: list[BaseException] = []
-        self._threads = [threading.Thread(target=self._run, args=(poll,), daemon=True, name="rebalance-lab-poll")
-                         for poll in self._threaded]
+        self._threads = [threading.Thread(target=self._run, args=(poll, lock), daemon=True,
+                                          name="rebalance-lab-poll")
+                         for poll, lock in zip(self._threaded, self._locks, strict=True)]
 
     def __bool__(self) -> bool:
         return bool(self._calls or self._threaded)
@@ -106,10 +116,29 @@ class BackgroundPolling:
         for call in self._calls:
             call()
 
-    def _run(self, poll: Poller) -> None:
+    @contextmanager
+    def paused(self) -> Iterator[None]:
+        """No confluent-kafka consumer is inside ``poll()`` within the block (the test's condition reads them)."""
+        if not self._pausable:
+            yield
+            return
+        self._pause_wanted.set()
+        try:
+            with ExitStack() as stack:
+                for lock in self._pausable:
+                    stack.enter_context(lock)
+                yield
+        finally:
+            self._pause_wanted.clear()
+
+    def _run(self, poll: Poller, lock: threading.Lock) -> None:
         try:
             while not self._stop.is_set():
-                poll(_THREAD_ROUND_S)
+                if self._pause_wanted.is_set():  # a Lock is not fair: without this the poller could take it back
+                    self._stop.wait(0.001)
+                    continue
+                with lock:
+                    poll(_THREAD_ROUND_S)
         except BaseException as exc:  # handed to the waiting thread, which raises it
             self._errors.append(exc)
 
