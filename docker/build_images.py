@@ -76,7 +76,7 @@ DOCKER_PYTHON_BASE_IMAGE = "python:3.11-slim-bookworm"
 PYTHON_VERSION = "3.11"  # Debian bookworm's python3: the wheels fetched for the image are for it
 EMULATOR_REPOSITORY = "localhost/rebalance-lab/emulator"
 # What pip builds the emulator from; copied into the build context with the repository's layout.
-PROJECT_FILES = ("pyproject.toml", "README.md")
+PROJECT_FILES = ("pyproject.toml", "README.md", "LICENSE")  # LICENSE: pyproject's license-files
 PROJECT_PACKAGE = "rebalance_lab"
 # pip in the image installs from the wheels fetched beforehand into the context.
 EMULATOR_PIP_OPTIONS = "--no-index --find-links /tmp/rebalance-lab/docker/emulator/wheels"
@@ -389,9 +389,12 @@ def project_metadata() -> dict[str, object]:
 
 
 def project_version() -> str:
-    project = project_metadata()["project"]
-    assert isinstance(project, dict)
-    return str(project["version"])
+    """``rebalance_lab.__version__``, the one source pyproject reads (``dynamic = ["version"]``), without importing."""
+    source = (REPO_ROOT / PROJECT_PACKAGE / "__init__.py").read_text(encoding="utf-8")
+    match = re.search(r'^__version__ = "([^"]+)"$', source, re.MULTILINE)
+    if match is None:
+        raise RuntimeError(f"no __version__ line in {PROJECT_PACKAGE}/__init__.py")
+    return match.group(1)
 
 
 def emulator_recipe_hash() -> str:
