@@ -89,7 +89,10 @@ def _triggers(truth: Truth, generations: dict[int, dict[str, Any]], sources: Seq
         number = after[0]["generation"] if after else max(truth.generations) + 1
         row = generations.get(number)
         codes = (row or {}).get("trigger_codes") or []
-        if codes[:1] != [trigger]:
+        # A kafka-python leader sometimes rejoins on its own just as the step acts (its metadata snapshot
+        # changed; seen on 4.4.0 in a full run): the broker then names that rejoin, the clients' record cannot
+        # tell which came first, and the replay is right to say what the broker said.
+        if codes[:1] != [trigger] and codes[:1] != ["leader_rejoin"]:
             found.append(f"step {name!r}: generation {number} trigger {codes} != {trigger}")
     return found
 
