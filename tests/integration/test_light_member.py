@@ -106,13 +106,15 @@ async def test_after_a_leave_the_remaining_member_gets_everything_back(bootstrap
 
 
 async def test_a_crashed_member_is_dropped_after_its_session_timeout(bootstrap: str) -> None:
-    a, b = member(bootstrap, "a"), member(bootstrap, "b", session_timeout_ms=300)
+    # b's session: short, but 20 heartbeats long (300 ms expired b while alive once on a loaded machine)
+    a, b = member(bootstrap, "a"), member(bootstrap, "b", session_timeout_ms=1_000)
     try:
         await a.join()
         await b.join()
         await a.wait_for_generation(2, timeout_s=10)
+        crashed_at = a.generation_id
         await b.close(leave=False)  # no LeaveGroup: the coordinator must notice by itself
-        await a.wait_for_generation(3, timeout_s=10)
+        await a.wait_for_generation(crashed_at + 1, timeout_s=10)
         assert set(a.assignment) == ALL
     finally:
         await a.close(leave=True)
