@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
@@ -19,6 +19,19 @@ from tests.replay.scenario import record
 # A test run launches one driver JVM (the session below) and a few in subprocesses: the class-data-sharing archive
 # a first JVM dumps at exit (150 MB, tens of seconds) would cost more than it saves. test_class_sharing turns it on.
 os.environ.setdefault("REBALANCE_LAB_SPARK_CDS", "off")
+
+
+@pytest.fixture
+def no_spark(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Fails the test if the CLI tries to build a Spark session (input refused before Spark, the local engine)."""
+    started: list[str] = []
+
+    def refuse(*args: object, **kwargs: object) -> NoReturn:
+        started.append("build_session")
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr("rebalance_lab.replay.spark.build_session", refuse)
+    yield started
 
 
 @pytest.fixture(scope="session")

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-from typing import NoReturn
 
 import pytest
 
@@ -39,19 +37,6 @@ def test_the_demo_recording_replays_into_parquet_tables_and_a_report(demo_record
     assert "demo-group" in done.stdout
     assert f"report: {(out / 'report.html').resolve()}" in done.stdout
     assert "parse+replay done in" in done.stderr and "commit done in" in done.stderr  # progress, on stderr
-
-
-@pytest.fixture
-def no_spark(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """Fails the test if the CLI tries to build a Spark session."""
-    started: list[str] = []
-
-    def refuse(*args: object, **kwargs: object) -> NoReturn:
-        started.append("build_session")
-        raise AssertionError("Spark was started")
-
-    monkeypatch.setattr("rebalance_lab.replay.spark.build_session", refuse)
-    yield started
 
 
 @pytest.mark.parametrize(("args", "message"), [

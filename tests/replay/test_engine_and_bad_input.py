@@ -9,9 +9,8 @@ the single process under ``auto``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import pytest
 
@@ -34,18 +33,6 @@ def _bad_inputs(tmp_path: Path) -> dict[str, Path]:
         paths[name] = tmp_path / f"{name}.log"
         paths[name].write_bytes(data)
     return paths
-
-
-@pytest.fixture
-def no_spark(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    started: list[str] = []
-
-    def refuse(*args: object, **kwargs: object) -> NoReturn:
-        started.append("build_session")
-        raise AssertionError("Spark was started")
-
-    monkeypatch.setattr("rebalance_lab.replay.spark.build_session", refuse)
-    yield started
 
 
 @pytest.mark.parametrize(("name", "why"), [
