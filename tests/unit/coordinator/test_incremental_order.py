@@ -17,7 +17,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rebalance_lab.config import Flavor
-from rebalance_lab.coordinator.classic.messages import LeaveMember
 from rebalance_lab.coordinator.classic.model import Group
 from rebalance_lab.coordinator.classic.ordering import (
     OrderedMembers,
@@ -29,6 +28,7 @@ from rebalance_lab.coordinator.classic.ordering import (
 from rebalance_lab.protocol.errors import ErrorCode
 
 from .group_context import GroupContext
+from .test_properties import run
 
 
 class SortedAfresh:
@@ -126,29 +126,6 @@ def scanned_candidates(group: Group) -> list[str]:
     return [n for n in dict.fromkeys(names) if counts[n] == size]
 
 
-def step(ctx: GroupContext, op: tuple, known: list[str]) -> None:  # type: ignore[type-arg]
-    kind, *args = op
-    group = ctx.coordinator._core.groups.get("g")
-    target = known[args[0] % len(known)] if known and kind not in ("join_new", "sleep") else None
-    member = group.members.get(target) if group is not None and target is not None else None
-    if kind == "join_new":
-        version, instance, names, rebalance_ms = args
-        ctx.join(version=version, instance=instance, names=NAMES[names], rebalance_ms=rebalance_ms)
-    elif kind == "sleep":
-        ctx.sleep(args[0])  # session expiries, pending members expiring, rebalance timeouts
-    elif target is None or group is None:
-        return
-    elif kind == "rejoin":
-        ctx.join(target, instance=member.group_instance_id if member else None, names=NAMES[args[1]],
-                 rebalance_ms=args[2])
-    elif kind == "sync":
-        ctx.sync(target, group.generation_id, assignments={m: b"a" for m in group.members})
-    elif kind == "heartbeat":
-        ctx.heartbeat(target, group.generation_id)
-    else:
-        ctx.leave(LeaveMember(target))
-
-
 @contextmanager
 def mirrored_into(reference: SortedAfresh) -> Iterator[None]:
     """Every put and pop on a member map is applied to the reference too (one group per test)."""
@@ -178,7 +155,7 @@ def test_random_group_histories_keep_counts_order_and_candidates_equal_to_full_s
     reference = SortedAfresh(flavor)
     with mirrored_into(reference):
         for op in ops:
-            step(ctx, op, known)
+            run(ctx, op, known, NAMES)
             group = ctx.coordinator._core.groups.get("g")
             if group is None:
                 continue

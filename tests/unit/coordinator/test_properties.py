@@ -47,20 +47,22 @@ def check_invariants(group: Group) -> None:
         assert all(m.awaiting_sync is None for m in members)
 
 
-def run(ctx: GroupContext, step: tuple, known: list[str]) -> None:  # type: ignore[type-arg]
+def run(ctx: GroupContext, step: tuple, known: list[str],  # type: ignore[type-arg]
+        names: list[tuple[str, ...]] = NAMES) -> None:
+    """One random step: a new member joins, a known id (member, pending or stale) acts, or time passes."""
     kind, *args = step
     group = ctx.coordinator._core.groups.get("g")  # white-box invariants
     target = known[args[0] % len(known)] if known and kind not in ("join_new", "sleep") else None
     member = group.members.get(target) if group is not None and target is not None else None
     if kind == "join_new":
-        version, instance, names, rebalance_ms = args
-        ctx.join(version=version, instance=instance, names=NAMES[names], rebalance_ms=rebalance_ms)
+        version, instance, chosen, rebalance_ms = args
+        ctx.join(version=version, instance=instance, names=names[chosen], rebalance_ms=rebalance_ms)
     elif kind == "sleep":
         ctx.sleep(args[0])
     elif target is None or group is None:
         return
     elif kind == "rejoin":
-        ctx.join(target, instance=member.group_instance_id if member else None, names=NAMES[args[1]],
+        ctx.join(target, instance=member.group_instance_id if member else None, names=names[args[1]],
                  rebalance_ms=args[2])
     elif kind == "sync":
         ctx.sync(target, group.generation_id, assignments={m: b"a" for m in group.members})
