@@ -84,13 +84,8 @@ class Tally:
         self.repeats = 0  # members listing a protocol name twice (no real client does; see Group.candidates)
 
     def count(self, member: Member, sign: int) -> None:
-        protocols = self.protocols
         for protocol in member.protocols:
-            value = protocols.get(protocol.name, 0) + sign
-            if value:
-                protocols[protocol.name] = value
-            else:
-                del protocols[protocol.name]
+            self._bump(self.protocols, protocol.name, sign)
         self._bump(self.timeouts, member.rebalance_timeout_ms, sign)
         if len(member.protocols) > 1 and len({p.name for p in member.protocols}) < len(member.protocols):
             self.repeats += sign
