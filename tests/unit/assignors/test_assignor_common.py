@@ -83,50 +83,66 @@ def test_use_rack_aware_assignment_truth_table(
     assert use_rack_aware_assignment(consumer_racks, partition_racks, per_partition, prefer) is expected
 
 
+# The collector and its permanent generation belong to the whole process: in a full run, emulators of earlier tests
+# keep threads alive that free frozen objects or freeze their own state at any moment. Each check runs in a fresh
+# interpreter, where nothing but the check touches them.
+_PROMOTES_ONLY_A_LARGE_RESULT = """
+import gc
+from rebalance_lab.clients.assignors.common import PROMOTE_PARTITIONS, gc_paused
+
+def oldest(marker):
+    return any(o is marker for o in gc.get_objects(generation=2))
+
+assert gc.isenabled() and gc.get_freeze_count() == 0
+gc.collect()
+with gc_paused() as sized:
+    assert not gc.isenabled()
+    small = [["made while paused"]]
+    sized(PROMOTE_PARTITIONS - 1)
+assert gc.isenabled(), "the collector is back on"
+assert not oldest(small[0]), "a small result is left to the young generations"
+with gc_paused() as sized:
+    large = [["made while paused"]]
+    sized(PROMOTE_PARTITIONS)
+assert gc.isenabled(), "the collector is back on"
+assert oldest(large[0]), "a large result goes to the oldest generation at once"
+assert gc.get_freeze_count() == 0, "nothing is left frozen"
+gc.disable()
+with gc_paused():
+    pass
+assert not gc.isenabled(), "a collector that was off stays off"
+print("ok")
+"""
+
+_LEAVES_OTHERS_FROZEN = """
+import gc
+from rebalance_lab.clients.assignors.common import PROMOTE_PARTITIONS, gc_paused
+
+kept = [["frozen by someone else"]]
+gc.freeze()
+frozen = gc.get_freeze_count()
+with gc_paused() as sized:
+    sized(PROMOTE_PARTITIONS)
+assert gc.get_freeze_count() == frozen, (gc.get_freeze_count(), frozen)
+assert gc.isenabled()
+assert any(o is kept[0] for o in gc.get_objects(generation=2)) is False, "still frozen, not thawed into generation 2"
+print("ok")
+"""
+
+
+def _run_alone(script: str) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stdout.strip()) == (0, "ok"), done.stderr
+
+
 def test_gc_paused_restores_the_collector_and_promotes_only_a_large_result() -> None:
-    import gc
-
-    from rebalance_lab.clients.assignors.common import PROMOTE_PARTITIONS, gc_paused
-
-    def oldest(marker: object) -> bool:
-        return any(o is marker for o in gc.get_objects(generation=2))
-
-    assert gc.isenabled()
-    gc.unfreeze()  # an emulator of an earlier test in this process may have frozen its state
-    gc.collect()
-    with gc_paused() as sized:
-        assert not gc.isenabled()
-        small = [["made while paused"]]
-        sized(PROMOTE_PARTITIONS - 1)
-    assert gc.isenabled() and not oldest(small[0])  # a small result is left to the young generations
-    with gc_paused() as sized:
-        large = [["made while paused"]]
-        sized(PROMOTE_PARTITIONS)
-    assert gc.isenabled() and oldest(large[0])  # a large one goes to the oldest at once
-    assert gc.get_freeze_count() == 0  # and nothing is left frozen
-    gc.disable()
-    try:
-        with gc_paused():
-            pass
-        assert not gc.isenabled()  # a collector that was off stays off
-    finally:
-        gc.enable()
+    _run_alone(_PROMOTES_ONLY_A_LARGE_RESULT)
 
 
 def test_gc_paused_leaves_what_someone_else_froze_frozen() -> None:
     """The emulator's server freezes its long-lived state; a client-side assignment in the same process (a test
     running clients beside it) must not thaw it, so a large result is then left where it is."""
-    import gc
-
-    from rebalance_lab.clients.assignors.common import PROMOTE_PARTITIONS, gc_paused
-
-    kept = [["frozen by someone else"]]
-    gc.freeze()
-    try:
-        frozen = gc.get_freeze_count()
-        with gc_paused() as sized:
-            sized(PROMOTE_PARTITIONS)
-        assert gc.get_freeze_count() == frozen and gc.isenabled()
-    finally:
-        gc.unfreeze()
-    assert kept
+    _run_alone(_LEAVES_OTHERS_FROZEN)
