@@ -56,6 +56,7 @@ class RebalanceRun:
     seconds: float
     cpu_s: float | None
     heartbeats_per_s: float | None = None
+    heartbeat_cpu_us: float | None = None  # the server's CPU per heartbeat answered (microseconds)
 
 
 @dataclass
@@ -209,7 +210,7 @@ async def form(group: Group) -> None:
                            600)
 
 
-async def heartbeat_rate(group: Group, seconds: float) -> float:
+async def heartbeat_rate(group: Group, seconds: float) -> tuple[float, int]:
     frames = [group.heartbeat_frame(m) for m in group.members]
     stop_at = time.perf_counter() + seconds
     count = [0, 0]  # answered, failed
@@ -234,7 +235,7 @@ async def heartbeat_rate(group: Group, seconds: float) -> float:
     await drained
     if count[1]:
         raise RuntimeError(f"{count[1]} heartbeats answered with an error")
-    return count[0] / (time.perf_counter() - started)
+    return count[0] / (time.perf_counter() - started), count[0]
 
 
 async def leave(group: Group) -> None:
@@ -260,7 +261,11 @@ async def one_size(target: str, bootstrap: str, n: int, pid: int | None, heartbe
         cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
         run = RebalanceRun(target, n, seconds, cpu)
         if heartbeat_s > 0:
-            run.heartbeats_per_s = await heartbeat_rate(group, heartbeat_s)
+            cpu_before = cpu_seconds(pid)
+            run.heartbeats_per_s, answered = await heartbeat_rate(group, heartbeat_s)
+            cpu_after = cpu_seconds(pid)
+            if cpu_before is not None and cpu_after is not None:
+                run.heartbeat_cpu_us = (cpu_after - cpu_before) / answered * 1e6
         await leave(group)
         return run
     finally:
@@ -279,6 +284,8 @@ def report(runs: dict[tuple[str, int], RebalanceRun], targets: list[str], sizes:
         for run in done:
             cpu = f", server CPU {run.cpu_s:.2f} s" if run.cpu_s is not None else ""
             rate = f"; {run.heartbeats_per_s:,.0f} heartbeats/s" if run.heartbeats_per_s else ""
+            if run.heartbeat_cpu_us is not None:
+                rate += f" (server CPU {run.heartbeat_cpu_us:.0f} us each)"
             lines.append(f"{target:8} N={run.members:6}: full rebalance {run.seconds:7.2f} s{cpu}{rate}")
         if len(done) >= 2:
             first, last = done[0], done[-1]

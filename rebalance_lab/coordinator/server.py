@@ -44,7 +44,7 @@ from rebalance_lab.coordinator.handlers.api_versions import unsupported_version_
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext, Stepped
 from rebalance_lab.coordinator.handlers.errors_response import error_response
 from rebalance_lab.coordinator.world import BrokerNode, World
-from rebalance_lab.protocol import codec, heartbeat_codec
+from rebalance_lab.protocol import classic_heartbeat_codec, codec, heartbeat_codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError, MalformedRequest
 from rebalance_lab.protocol.versions import VersionTable
 from rebalance_lab.security import additional
@@ -59,8 +59,9 @@ _OFFLOAD_BYTES = 256 * 1024  # a frame this big is decoded in the codec thread, 
 _LARGE_RESPONSE_ENTRIES = 2_000  # topics or partitions in an answer worth encoding in the codec thread
 _STEP_BUDGET_S = 0.005  # a Stepped handler runs this long, then lets the other connections in
 _RELEASE_SLICE = 2_000  # entries of a big message freed between two turns of the loop
-# Answers without lists of topics or partitions (a KIP-848 heartbeat's fast-path answer): _large is not asked
-_ANSWERS_NEVER_LARGE: frozenset[type] = frozenset({heartbeat_codec.HeartbeatResponse})
+# Answers without lists of topics or partitions (the heartbeats' fast-path answers): _large is not asked
+_ANSWERS_NEVER_LARGE: frozenset[type] = frozenset({heartbeat_codec.HeartbeatResponse,
+                                                   classic_heartbeat_codec.HeartbeatResponse})
 
 WorldHook = Callable[[World], None]
 RequestObserver = Callable[[int, int, str], None]  # (api_key, api_version, client_id)

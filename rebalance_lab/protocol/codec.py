@@ -26,12 +26,18 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from rebalance_lab.protocol import heartbeat_codec, nullability, schema_codec
+from rebalance_lab.protocol import classic_heartbeat_codec, heartbeat_codec, nullability, schema_codec
 from rebalance_lab.protocol.errors import MalformedRequest
 from rebalance_lab.protocol.schema_model import Message, MessageInfo, build_message
 
 _HEADER = struct.Struct(">hhi")
 _HEARTBEAT_KEY = struct.pack(">h", heartbeat_codec.API_KEY)
+_CLASSIC_HEARTBEAT_KEY = struct.pack(">h", classic_heartbeat_codec.API_KEY)
+# The fast paths' response classes and their encoders (the generic codec writes every other body).
+_FAST_ENCODERS: dict[type, Any] = {
+    heartbeat_codec.HeartbeatResponse: heartbeat_codec.encode_response,
+    classic_heartbeat_codec.HeartbeatResponse: classic_heartbeat_codec.encode_response,
+}
 
 
 _OWN_SCHEMAS = ("ConsumerGroupHeartbeat", "ConsumerGroupDescribe")
@@ -209,7 +215,8 @@ def decode_request(payload: bytes) -> DecodedRequest:
     """Decode an unframed request (header + body). Raises MalformedRequest.
 
     ConsumerGroupHeartbeat takes :mod:`heartbeat_codec`'s fast path (its body is then a
-    ``heartbeat_codec.HeartbeatRequest``) unless the input is unusual; everything else, and
+    ``heartbeat_codec.HeartbeatRequest``) and the classic Heartbeat :mod:`classic_heartbeat_codec`'s,
+    unless the input is unusual; everything else, and
     every verdict on malformed input, comes from the schema codec.
     """
     fast = decode_request_fast(payload)
@@ -218,13 +225,20 @@ def decode_request(payload: bytes) -> DecodedRequest:
 
 def decode_request_fast(payload: bytes) -> DecodedRequest | None:
     """The request if a fast path reads it (no verdict: None for anything it leaves to the generic codec)."""
-    if payload[:2] != _HEARTBEAT_KEY:
+    key = payload[:2]
+    if key == _CLASSIC_HEARTBEAT_KEY:
+        classic = classic_heartbeat_codec.decode_request(payload)
+        if classic is None:
+            return None
+        correlation_id, client_id, body = classic
+        return DecodedRequest(classic_heartbeat_codec.API_KEY, body.version, correlation_id, client_id, body)
+    if key != _HEARTBEAT_KEY:
         return None
     fast = heartbeat_codec.decode_request(payload)
     if fast is None:
         return None
-    correlation_id, client_id, body = fast
-    return DecodedRequest(heartbeat_codec.API_KEY, body.version, correlation_id, client_id, body)
+    correlation_id, client_id, kip848 = fast
+    return DecodedRequest(heartbeat_codec.API_KEY, kip848.version, correlation_id, client_id, kip848)
 
 
 def _check_version(cls: Any, version: int) -> MessageInfo:
@@ -331,8 +345,9 @@ def _version_of(message: Message) -> int:
 
 def encode_response(response: Any, correlation_id: int) -> bytes:
     """Frame a response body with its header (the header version follows the body's)."""
-    if type(response) is heartbeat_codec.HeartbeatResponse:
-        return heartbeat_codec.encode_response(response, correlation_id)
+    fast = _FAST_ENCODERS.get(type(response))
+    if fast is not None:
+        return fast(response, correlation_id)  # type: ignore[no-any-return]
     info, version = _info(type(response)), _version_of(response)
     flexible = info.flexible_in(version)
     parts = [b"", struct.pack(">i", correlation_id)]
@@ -404,7 +419,14 @@ def _topic_partitions(owner: Any, topics: list[heartbeat_codec.TopicPartitions])
 
 
 def generic(message: Any) -> Any:
-    """kafka-python's object for a fast-path heartbeat body (any other message is returned as is)."""
+    """The generic codec's object for a fast-path heartbeat body (any other message is returned as is)."""
+    if isinstance(message, classic_heartbeat_codec.HeartbeatRequest):
+        return _REQUESTS[classic_heartbeat_codec.API_KEY][message.version](
+            group_id=message.group_id, generation_id=message.generation_id, member_id=message.member_id,
+            **({"group_instance_id": message.group_instance_id} if message.version >= 3 else {}))
+    if isinstance(message, classic_heartbeat_codec.HeartbeatResponse):
+        return new_response(classic_heartbeat_codec.API_KEY, message.version, error_code=message.error_code,
+                            **({"throttle_time_ms": message.throttle_time_ms} if message.version >= 1 else {}))
     if isinstance(message, heartbeat_codec.HeartbeatRequest):
         cls = _REQUESTS[heartbeat_codec.API_KEY]
         owned = message.topic_partitions

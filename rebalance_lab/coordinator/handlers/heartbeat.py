@@ -9,13 +9,14 @@ from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
 from rebalance_lab.coordinator.routing import check_coordinator
-from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.classic_heartbeat_codec import HeartbeatResponse
 
 API_KEY = 12
 
 
-def to_response(version: int, result: HeartbeatResult) -> Any:
-    return codec.new_response(API_KEY, version, throttle_time_ms=0, error_code=int(result.error))
+def to_response(version: int, result: HeartbeatResult) -> HeartbeatResponse:
+    """The fast codec's response object (``codec.encode_response`` writes it; ``codec.generic`` converts it)."""
+    return HeartbeatResponse(version, 0, int(result.error))
 
 
 def handle(ctx: RequestContext, request: Any) -> Parked:
