@@ -1,27 +1,38 @@
 """Benchmark: how soon a new ``rebalance-lab serve`` process accepts a JoinGroup, its memory then, and its imports.
 
-    .venv/bin/python benchmarks/startup.py [--runs 5] [--top 10]
+    .venv/bin/python benchmarks/startup.py [--runs 5] [--top 10] [--compare OTHER_CHECKOUT]
 
 Prints (issue 22 item 3; goal: ready in <= 100 ms, median of 5 starts, under 40 MiB):
 
 * per start, the time from launching the process to the first JoinGroup it answers with a member of
   generation 1 (JoinGroup v5: MEMBER_ID_REQUIRED, the join again with the id, answered when the zero
-  initial delay expires; connection attempts every 1 ms until the port listens), and the server's
-  resident memory (VmRSS) at that moment; then min and median;
+  initial delay expires; connection attempts every 1 ms until the port listens), the CPU time the server
+  process had used by then (all its threads, /proc schedstat) and its resident memory (VmRSS) then; min and
+  median of each; beside each start, in turn, a bare ``python -c pass`` (wall and CPU): on a loaded machine
+  the ratio to it says more than the milliseconds, and the load average is printed with the figures;
+* with ``--compare DIR`` (e.g. ``git worktree add /tmp/before HEAD~3``), the same starts of the package in
+  DIR, alternating with this one's, so that both see the same load;
 * one more start under ``python -X importtime``: the ``rebalance_lab`` modules serve imported, the ten
   costliest (cumulative, with their own time), and the total import time.
+
+Every start reads bytecode from a cache the first, unreported start fills (``PYTHONPYCACHEPREFIX`` in a
+temporary directory), as an installed package does: with ``PYTHONDONTWRITEBYTECODE`` set (some sandboxes set
+it) each start would otherwise compile every module again and measure the compiler.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import socket
 import statistics
 import struct
 import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from rebalance_lab.protocol import codec
@@ -71,13 +82,41 @@ def _rss_mib(pid: int) -> float:
     return int(match.group(1)) / 1024 if match else float("nan")
 
 
-def one_start(port: int, python_flags: tuple[str, ...] = ()) -> tuple[float, float, str]:
-    """(seconds to the first accepted JoinGroup, RSS MiB then, the process's stderr)."""
+def _cpu_s(pid: int) -> float:
+    """CPU time of every thread of the process so far (schedstat: nanoseconds on a CPU)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with open(task / "schedstat") as stat:
+            total += int(stat.read().split()[0])
+    return total / 1e9
+
+
+@dataclass(frozen=True)
+class Start:
+    wall_s: float
+    cpu_s: float
+    rss_mib: float
+    stderr: str
+
+
+def child_env(pycache: str, source: str | None = None) -> dict[str, str]:
+    """The children's environment: bytecode cached in ``pycache``; ``source``'s package first on the path."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = pycache
+    if source is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (source, env.get("PYTHONPATH")) if p)
+    return env
+
+
+def one_start(port: int, python_flags: tuple[str, ...] = (), env: dict[str, str] | None = None) -> Start:
+    """One ``serve`` process, from its launch to its first accepted JoinGroup."""
     cmd = [sys.executable, *python_flags, "-c", "from rebalance_lab.cli import main; main()", *SERVE]
     cmd[cmd.index("0")] = str(port)
     frames = (_join_request("", 1), lambda member: _join_request(member, 2))
     started = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # run from a folder without a rebalance_lab package: ``-c`` puts the working directory first on sys.path
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=tempfile.gettempdir())
     try:
         with _connect(port, proc, started) as sock:
             first = _call(sock, frames[0])
@@ -87,11 +126,21 @@ def one_start(port: int, python_flags: tuple[str, ...] = ()) -> tuple[float, flo
             if joined.error_code != 0 or joined.generation_id != 1:  # type: ignore[attr-defined]
                 raise RuntimeError(f"JoinGroup answered {joined.error_code}")  # type: ignore[attr-defined]
         elapsed = time.perf_counter() - started
-        rss = _rss_mib(proc.pid)
+        cpu, rss = _cpu_s(proc.pid), _rss_mib(proc.pid)
     finally:
         proc.terminate()
         _out, err = proc.communicate(timeout=10)
-    return elapsed, rss, err
+    return Start(elapsed, cpu, rss, err)
+
+
+def bare_python(env: dict[str, str]) -> tuple[float, float]:
+    """(wall, CPU) seconds of ``python -c pass``: the interpreter's own start at this moment's load."""
+    before = os.times()
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], check=True, env=env)
+    wall = time.perf_counter() - started
+    after = os.times()
+    return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
 
 
 def _free_port() -> int:
@@ -115,23 +164,45 @@ def import_table(stderr: str, top: int) -> list[str]:
     return lines
 
 
+def _load() -> str:
+    return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _summary(label: str, starts: list[Start], bare: list[tuple[float, float]]) -> str:
+    wall, cpu = [s.wall_s * 1000 for s in starts], [s.cpu_s * 1000 for s in starts]
+    bare_wall, bare_cpu = statistics.median(b[0] * 1000 for b in bare), statistics.median(b[1] * 1000 for b in bare)
+    rss = statistics.median(s.rss_mib for s in starts)
+    return (f"{label}start -> first accepted JoinGroup: min {min(wall):.1f} ms, median "
+            f"{statistics.median(wall):.1f} ms over {len(starts)} starts (goal <= 100 ms); server CPU min "
+            f"{min(cpu):.1f} ms, median {statistics.median(cpu):.1f} ms; RSS median {rss:.1f} MiB "
+            f"(goal < 40 MiB); python -c pass median {bare_wall:.1f} ms wall, {bare_cpu:.0f} ms CPU; {_load()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--top", type=int, default=10)
+    parser.add_argument("--compare", metavar="DIR", help="also start the rebalance_lab package in DIR, in turns")
     args = parser.parse_args()
-    one_start(_free_port())  # warm the file cache and the bytecode cache once, unreported
-    times, rss = [], []
-    for run in range(args.runs):
-        elapsed, mib, _err = one_start(_free_port())
-        times.append(elapsed)
-        rss.append(mib)
-        print(f"start {run + 1}: first accepted JoinGroup after {elapsed * 1000:6.1f} ms, RSS {mib:5.1f} MiB",
-              flush=True)
-    print(f"start -> first accepted JoinGroup: min {min(times) * 1000:.1f} ms, median "
-          f"{statistics.median(times) * 1000:.1f} ms over {args.runs} starts (goal <= 100 ms); RSS median "
-          f"{statistics.median(rss):.1f} MiB (goal < 40 MiB)")
-    _elapsed, _mib, err = one_start(_free_port(), ("-X", "importtime"))
+    with tempfile.TemporaryDirectory(prefix="startup-pycache-") as pycache:
+        trees = {"": child_env(pycache)}
+        if args.compare:
+            trees[f"[{args.compare}] "] = child_env(pycache + "-compare", str(Path(args.compare).resolve()))
+        for env in trees.values():
+            one_start(_free_port(), env=env)  # fills the bytecode cache (and the file cache), unreported
+        starts: dict[str, list[Start]] = {label: [] for label in trees}
+        bare: list[tuple[float, float]] = []
+        for run in range(args.runs):
+            for label, env in trees.items():
+                start = one_start(_free_port(), env=env)
+                bare.append(bare_python(env))
+                starts[label].append(start)
+                print(f"{label}start {run + 1}: first accepted JoinGroup after {start.wall_s * 1000:6.1f} ms, server "
+                      f"CPU {start.cpu_s * 1000:6.1f} ms, RSS {start.rss_mib:5.1f} MiB; python -c pass "
+                      f"{bare[-1][0] * 1000:5.1f} ms; {_load()}", flush=True)
+        for label in trees:
+            print(_summary(label, starts[label], bare))
+        err = one_start(_free_port(), ("-X", "importtime"), env=trees[""]).stderr
     print("\n".join(import_table(err, args.top)))
 
 

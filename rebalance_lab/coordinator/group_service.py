@@ -2,7 +2,9 @@
 
 It owns one classic :class:`GroupCoordinator` and one KIP-848
 :class:`~rebalance_lab.coordinator.consumer.coordinator.ConsumerGroupCoordinator`
-(``service.consumer``, fed the cluster's topics as a :class:`TopicsImage`), gives every
+(``service.consumer``, fed the cluster's topics as a :class:`TopicsImage`; made, and its package imported, on
+first use: until then there is no consumer group and every group request is the classic coordinator's, and
+``serve`` starts without the KIP-848 code, issue 22), gives every
 request a token, keeps the token's :class:`Parked` reply and the function that turns the core's result into that API
 version's response, applies :class:`Effects` (resolving parked replies, including
 those of other members, and passing records to subscribers), and is the world's
@@ -16,24 +18,32 @@ import itertools
 import logging
 import random
 import uuid
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rebalance_lab.coordinator import join_race
 from rebalance_lab.coordinator.classic.coordinator import GroupCoordinator
-from rebalance_lab.coordinator.classic.messages import Result
+from rebalance_lab.coordinator.classic.messages import (
+    HeartbeatInput,
+    JoinGroupInput,
+    LeaveGroupInput,
+    Result,
+    SyncGroupInput,
+)
 from rebalance_lab.coordinator.classic.offsets_gate import OffsetDeleteCheck
 from rebalance_lab.coordinator.classic.records import GroupRecord
 from rebalance_lab.coordinator.cluster import TopicInfo
-from rebalance_lab.coordinator.consumer.coordinator import ConsumerGroupCoordinator
-from rebalance_lab.coordinator.consumer.group_routing import GroupRouting
-from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatInput
-from rebalance_lab.coordinator.consumer.topics import TopicsImage, image_of
 from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.coordinator.handlers.base import Parked
 from rebalance_lab.coordinator.routing import check_coordinator
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
+
+if TYPE_CHECKING:
+    from rebalance_lab.coordinator.consumer.coordinator import ConsumerGroupCoordinator
+    from rebalance_lab.coordinator.consumer.group_routing import GroupRouting
+    from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatInput
+    from rebalance_lab.coordinator.consumer.topics import TopicsImage
 
 log = logging.getLogger("rebalance_lab.groups")
 
@@ -41,6 +51,18 @@ SERVICE_KEY = "groups"
 ResponseBuilder = Callable[[Any], Any]  # the core's result -> a wire response body
 Operation = Callable[[int, Any, int], Effects]  # (now_ms, input, token) -> Effects
 RecordSubscriber = Callable[[GroupRecord], None]
+
+
+class GroupRoutes(Protocol):
+    """Who answers a classic group request: the classic coordinator alone, or GroupRouting once KIP-848 exists."""
+
+    def join_group(self, now_ms: int, inp: JoinGroupInput, token: Hashable) -> Effects: ...
+
+    def sync_group(self, now_ms: int, inp: SyncGroupInput, token: Hashable) -> Effects: ...
+
+    def heartbeat(self, now_ms: int, inp: HeartbeatInput, token: Hashable) -> Effects: ...
+
+    def leave_group(self, now_ms: int, inp: LeaveGroupInput, token: Hashable) -> Effects: ...
 
 
 def uuid_source(seed: int | None) -> Callable[[], str]:
@@ -62,11 +84,9 @@ class GroupService:
             world.timer_latency_s = self._latency.sample_s
         group_config = dataclasses.replace(config.group, join_race=race)
         self.coordinator = GroupCoordinator(group_config, config.flavor, new_uuid=uuid_source(config.seed))
-        new_id = uuid_source(None if config.seed is None else config.seed + 1)
-        self.consumer = ConsumerGroupCoordinator(config.consumer_group, lambda: uuid.UUID(new_id()),
-                                                 self._classic_group_kind, classic=self.coordinator)
-        # a group request goes to the group of that id, whichever its type (spec/kip848.md §7)
-        self.routing = GroupRouting(self.coordinator, self.consumer, self.topics)
+        self._consumer_ids = uuid_source(None if config.seed is None else config.seed + 1)
+        self._consumer: ConsumerGroupCoordinator | None = None
+        self._routing: GroupRouting | None = None
         self._pending: dict[int, tuple[Parked, ResponseBuilder]] = {}
         self._tokens = itertools.count(1)
         self._subscribers: list[RecordSubscriber] = []
@@ -92,7 +112,8 @@ class GroupService:
             # join_race "sampled": a classic timer this request made due (a zero initial delay) expires on
             # the shell's timer turn, after the modelled expiration latency, as a broker queues it behind
             # the requests it has already received (unless the draw says it overtook them).
-            self.apply(self.consumer.fire_timers(now, self.topics()))
+            if self._consumer is not None:
+                self.apply(self._consumer.fire_timers(now, self.topics()))
         else:
             # Timers already due (a zero initial delay) fire now rather than on the shell's next
             # timer turn, so a manual clock needs no advance(0) for them.
@@ -124,9 +145,38 @@ class GroupService:
 
     # -- the KIP-848 consumer groups ----------------------------------------------------
 
+    @property
+    def consumer_started(self) -> bool:
+        """Whether the KIP-848 coordinator exists (before, there is no consumer group and no consumer record)."""
+        return self._consumer is not None
+
+    @property
+    def consumer(self) -> ConsumerGroupCoordinator:
+        """The KIP-848 coordinator, made on first use (a ConsumerGroupHeartbeat, a describe, loading groups)."""
+        return self._kip848()[0]
+
+    def _kip848(self) -> tuple[ConsumerGroupCoordinator, GroupRouting]:
+        if self._consumer is None or self._routing is None:
+            from rebalance_lab.coordinator.consumer.coordinator import ConsumerGroupCoordinator
+            from rebalance_lab.coordinator.consumer.group_routing import GroupRouting
+
+            new_id = self._consumer_ids
+            self._consumer = ConsumerGroupCoordinator(self._world.config.consumer_group, lambda: uuid.UUID(new_id()),
+                                                      self._classic_group_kind, classic=self.coordinator)
+            # a group request goes to the group of that id, whichever its type (spec/kip848.md §7)
+            self._routing = GroupRouting(self.coordinator, self._consumer, self.topics)
+        return self._consumer, self._routing
+
+    @property
+    def routing(self) -> GroupRoutes:
+        """Before any KIP-848 coordinator exists no group is a consumer group: the classic one answers."""
+        return self.coordinator if self._routing is None else self._routing
+
     def topics(self) -> TopicsImage:
         """The cluster's topics as the consumer coordinator sees them (rebuilt after a topic change)."""
         if self._topics is None:  # only the changed topics are built again (image_of)
+            from rebalance_lab.coordinator.consumer.topics import image_of
+
             self._topics = image_of(self._world.cluster, self._topics_version, self._new_topics_version,
                                     self._previous_topics, self._changed_topics)
             self._previous_topics = self._topics
@@ -140,7 +190,8 @@ class GroupService:
             self._new_topics_version = self._topics_version
         self._topics = None
         self._changed_topics.add(name)
-        self.consumer.on_topics_changed({name})
+        if self._consumer is not None:
+            self._consumer.on_topics_changed({name})
 
     def _classic_group_kind(self, group_id: str) -> str | None:
         view = self.coordinator.group(group_id)
@@ -151,17 +202,19 @@ class GroupService:
     def consumer_heartbeat(self, now_ms: int, inp: ConsumerGroupHeartbeatInput, token: int) -> Effects:
         """A heartbeat; a classic group of the same id is converted first (Kafka's classic tombstone comes
         before the consumer group's records; its offsets stay; parked classic requests get REBALANCE_IN_PROGRESS)."""
-        return self.routing.consumer_heartbeat(now_ms, inp, token)
+        return self._kip848()[1].consumer_heartbeat(now_ms, inp, token)
 
     # -- Timed ---------------------------------------------------------------------------
 
     def next_deadline(self) -> int | None:
-        deadlines = [d for d in (self.coordinator.next_deadline(), self.consumer.next_deadline()) if d is not None]
+        consumer = None if self._consumer is None else self._consumer.next_deadline()
+        deadlines = [d for d in (self.coordinator.next_deadline(), consumer) if d is not None]
         return min(deadlines) if deadlines else None
 
     def fire_timers(self, now_ms: int) -> None:
         self.apply(self.coordinator.fire_timers(now_ms))
-        self.apply(self.consumer.fire_timers(now_ms, self.topics()))
+        if self._consumer is not None:
+            self.apply(self._consumer.fire_timers(now_ms, self.topics()))
 
     # -- the offsets work's entry points -------------------------------------------------
 

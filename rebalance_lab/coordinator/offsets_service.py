@@ -5,7 +5,6 @@ from __future__ import annotations
 from rebalance_lab.coordinator.classic.offsets_gate import subscription_topics
 from rebalance_lab.coordinator.classic.records import GroupDeleted, GroupRecord
 from rebalance_lab.coordinator.classic.view import GroupView
-from rebalance_lab.coordinator.consumer.records import GroupDeleted as ConsumerGroupDeleted
 from rebalance_lab.coordinator.group_service import SERVICE_KEY as GROUPS_KEY
 from rebalance_lab.coordinator.group_service import GroupService
 from rebalance_lab.coordinator.offsets import CommitTimeExpiry, OffsetStore, PendingTxnOffsets
@@ -37,6 +36,8 @@ class OffsetService:
         for view in self.groups.coordinator.groups():
             if view.state == "Empty" and not self.store.has_offsets(view.group_id):
                 self.groups.delete_empty_group(view.group_id)
+        if not self.groups.consumer_started:  # no KIP-848 group yet (the coordinator is made on first use)
+            return
         consumer = self.groups.consumer
         for group_id, state, _type in consumer.list_entries():
             if state == "Empty" and not self.store.has_offsets(group_id):
@@ -45,20 +46,27 @@ class OffsetService:
 
     def _expiry_of(self, group_id: str) -> GroupView | CommitTimeExpiry | None:
         """A consumer group's offsets expire by commit time, but not those of topics it subscribes to."""
-        consumer = self.groups.consumer
-        if not consumer.has_group(group_id):
+        consumer = self.groups.consumer if self.groups.consumer_started else None
+        if consumer is None or not consumer.has_group(group_id):
             return self.groups.coordinator.group(group_id)
         topics = {topic for (topic, _partition), _value in self.store.fetch_all(group_id)}
         return CommitTimeExpiry(frozenset(t for t in topics if consumer.is_subscribed_to(group_id, t)))
 
     def _on_group_record(self, record: GroupRecord) -> None:
         # DeleteGroups (and an Empty group's expiry) removes the group's offsets with it.
-        if isinstance(record, GroupDeleted | ConsumerGroupDeleted):
+        if isinstance(record, GroupDeleted) or (self.groups.consumer_started and _consumer_group_deleted(record)):
             self.store.delete_group(record.group_id)
 
     def _on_topic_change(self, topic: str, info: object | None) -> None:
         if info is None:
             self.store.delete_topic(topic)
+
+
+def _consumer_group_deleted(record: GroupRecord) -> bool:
+    # imported here: serve starts without the KIP-848 package, made on first use (group_service, issue 22)
+    from rebalance_lab.coordinator.consumer.records import GroupDeleted as ConsumerGroupDeleted
+
+    return isinstance(record, ConsumerGroupDeleted)
 
 
 def _subscribed_topics(group: GroupView) -> frozenset[str] | None:

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Hashable, Iterator
+from typing import TYPE_CHECKING
 
 from rebalance_lab.config import Flavor, GroupConfig
 from rebalance_lab.coordinator.classic import (
     admin,
-    conversion,
     describe,
     heartbeat,
     join,
@@ -53,6 +53,9 @@ from rebalance_lab.coordinator.classic.view import GroupView, group_view
 from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.coordinator.join_race import SAMPLED
 from rebalance_lab.protocol.errors import ErrorCode
+
+if TYPE_CHECKING:  # conversion (and the client assignors' types it uses) is imported by the KIP-848 paths only:
+    from rebalance_lab.coordinator.classic.conversion import Downgrade  # serve starts without them (issue 22)
 
 
 class GroupCoordinator:
@@ -168,6 +171,8 @@ class GroupCoordinator:
 
     def group_kind(self, group_id: str) -> str | None:
         """``"empty"``, ``"non-empty"`` or None: what a consumer-protocol join finds under this id."""
+        from rebalance_lab.coordinator.classic import conversion
+
         return conversion.group_kind(self._core, group_id)
 
     def export_group(self, group_id: str) -> GroupView | None:
@@ -178,6 +183,8 @@ class GroupCoordinator:
 
     def convert_out(self, now_ms: int, group_id: str) -> Effects:
         """The group becomes a consumer group: an Empty one is dropped, a live one hands over (upgrade)."""
+        from rebalance_lab.coordinator.classic import conversion
+
         fx = Effects()
         group = self._core.groups.get(group_id)
         if group is None:
@@ -188,8 +195,10 @@ class GroupCoordinator:
             conversion.remove_for_upgrade(self._core, fx, now_ms, group)
         return fx
 
-    def adopt(self, now_ms: int, downgrade: conversion.Downgrade) -> Effects:
+    def adopt(self, now_ms: int, downgrade: Downgrade) -> Effects:
         """A consumer group's remaining classic members become this coordinator's group (downgrade)."""
+        from rebalance_lab.coordinator.classic import conversion
+
         fx = Effects()
         conversion.adopt(self._core, fx, now_ms, downgrade)
         return fx

@@ -16,10 +16,19 @@ from rebalance_lab.protocol.errors import ErrorCode
 
 ErrorBuilder = Callable[[int, Any, ErrorCode], Any]
 _CUSTOM: dict[int, ErrorBuilder] = {}
+# Handler modules are imported on first use (handlers/__init__.py): one not loaded yet is loaded here first,
+# so that its own builder answers (a fault may ask for an API's error answer before any request of it).
+_LOADERS: dict[int, Callable[[], object]] = {}
 
 
 def register(api_key: int, builder: ErrorBuilder) -> None:
     _CUSTOM[api_key] = builder
+
+
+def register_loader(api_key: int, load: Callable[[], object]) -> None:
+    """``load()`` imports the module serving ``api_key`` (registering its builder, if it has one)."""
+    if api_key not in _CUSTOM:
+        _LOADERS[api_key] = load
 
 
 def _has_field(message_type: Any, name: str, version: int) -> bool:
@@ -28,6 +37,9 @@ def _has_field(message_type: Any, name: str, version: int) -> bool:
 
 
 def error_response(api_key: int, api_version: int, request: Any, code: ErrorCode) -> Any:
+    load = _LOADERS.pop(api_key, None)
+    if load is not None:
+        load()
     builder = _CUSTOM.get(api_key)
     if builder is not None:
         return builder(api_version, request, code)
