@@ -244,7 +244,7 @@ def build_parser(serve_only: bool = False) -> _Parser:
     demo.add_argument("--replay-out", default="demo-replay", metavar="DIR",
                       help="where the replay of the recording writes its tables and report.html "
                       "(default: %(default)s)")
-    demo.add_argument("--no-replay", action="store_true", help="stop after the emulator part (no Spark replay)")
+    demo.add_argument("--no-replay", action="store_true", help="stop after the emulator part (no replay)")
     demo.add_argument("--no-open", action="store_true", help="do not open the replay's report in a browser")
     _add_diff(sub)
     _add_export(sub)

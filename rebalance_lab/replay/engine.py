@@ -66,8 +66,8 @@ def _collected(tables: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[s
 def run_local_engine(files: Sequence[str], *, fmt: str, tz: str, cluster_id: str, whatif: Sequence[str],
                      out_dir: Path, events_jsonl: bool, inputs: Sequence[str]) -> LocalOutcome:
     """Replay ``files`` in this process and write the tables, the report and (``events_jsonl``) the events."""
-    from rebalance_lab.replay import events as ev
     from rebalance_lab.replay.diagnostics import ParseReport
+    from rebalance_lab.replay.event_rows import write_jsonl
     from rebalance_lab.replay.local import parse_inputs, replay_all, split_groups, write_tables
     from rebalance_lab.replay.report import terminal_summary, write_report
 
@@ -82,7 +82,7 @@ def run_local_engine(files: Sequence[str], *, fmt: str, tz: str, cluster_id: str
     if events_jsonl:
         (out_dir / "events_jsonl").mkdir(parents=True, exist_ok=True)
         with (out_dir / "events_jsonl" / "part-0.jsonl").open("w", encoding="utf-8") as stream:
-            ev.write_jsonl(parsed, stream)
+            write_jsonl(parsed, stream)
     collected = _collected(rows)
     meta: dict[str, Any] = {
         "runner": "local", "inputs": list(inputs), "files": len(files), "format": fmt,

@@ -17,6 +17,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from rebalance_lab.replay import column_types as ct
 from rebalance_lab.replay.event_rows import (  # re-exported: the replay's modules know these names from here
     COLUMN_NAMES,
     EVENT_TYPES,
@@ -38,64 +39,38 @@ from rebalance_lab.replay.event_rows import (  # re-exported: the replay's modul
 )
 
 __all__ = ["ARROW_SCHEMA", "COLUMNS", "COLUMN_NAMES", "EVENT_TYPES", "MEMBER", "SCHEMA_MAJOR", "SCHEMA_VERSION",
-           "SOURCES", "SUBSCRIPTION", "TP", "TP_LIST", "TS", "EventError", "check", "from_arrow", "from_json",
-           "iter_jsonl", "parse_tp", "python_columns", "table_from_rows", "to_arrow", "to_json", "tp", "tp_key",
-           "ts_from_iso", "ts_from_ms", "ts_to_iso", "write_jsonl"]
+           "SOURCES", "SUBSCRIPTION", "TP", "TP_LIST", "TS", "EventError", "arrow_schema", "arrow_type", "check",
+           "from_arrow", "from_json", "iter_jsonl", "parse_tp", "python_columns", "table_from_rows", "to_arrow",
+           "to_json", "tp", "tp_key", "ts_from_iso", "ts_from_ms", "ts_to_iso", "write_jsonl"]
 
-TP = pa.struct([("topic", pa.string()), ("partition", pa.int32())])
-TP_LIST = pa.list_(TP)
-SUBSCRIPTION = pa.struct([
-    ("topics", pa.list_(pa.string())), ("owned", TP_LIST), ("generation", pa.int32()), ("rack", pa.string()),
-])
-MEMBER = pa.struct([
-    ("member_id", pa.string()), ("group_instance_id", pa.string()), ("client_id", pa.string()),
-    ("client_host", pa.string()), ("rack_id", pa.string()), ("session_timeout_ms", pa.int32()),
-    ("rebalance_timeout_ms", pa.int32()), ("topics", pa.list_(pa.string())), ("owned", TP_LIST),
-    ("generation", pa.int32()), ("assignment", TP_LIST),
-])
-TS = pa.timestamp("us", tz="UTC")
 
-#: Every column, in storage order, with its Arrow type. ``detail`` is a JSON text (faults' parameters).
-COLUMNS: tuple[tuple[str, pa.DataType], ...] = (
-    ("schema_version", pa.string()),
-    ("source", pa.string()),
-    ("source_ref", pa.string()),
-    ("seq", pa.int64()),
-    ("ts", TS),
-    ("ts_kind", pa.string()),
-    ("cluster_id", pa.string()),
-    ("broker_id", pa.int32()),
-    ("coord_partition", pa.int32()),
-    ("group_id", pa.string()),
-    ("group_kind", pa.string()),
-    ("protocol_type", pa.string()),
-    ("event_type", pa.string()),
-    ("generation", pa.int32()),
-    ("prev_generation", pa.int32()),
-    ("member_id", pa.string()),
-    ("group_instance_id", pa.string()),
-    ("client_id", pa.string()),
-    ("client_host", pa.string()),
-    ("rack_id", pa.string()),
-    ("leader_id", pa.string()),
-    ("protocol", pa.string()),
-    ("supported_protocols", pa.list_(pa.string())),
-    ("reason_raw", pa.string()),
-    ("reason_code", pa.string()),
-    ("client_reason", pa.string()),
-    ("n_members", pa.int32()),
-    ("n_static", pa.int32()),
-    ("session_timeout_ms", pa.int32()),
-    ("rebalance_timeout_ms", pa.int32()),
-    ("subscription", SUBSCRIPTION),
-    ("members", pa.list_(MEMBER)),
-    ("partitions", TP_LIST),
-    ("partitions_pending_revocation", TP_LIST),
-    ("topic_partitions", pa.map_(pa.string(), pa.int32())),
-    ("fault", pa.string()),
-    ("detail", pa.string()),
-    ("raw", pa.string()),
-)
+def arrow_type(ctype: ct.ColumnType) -> pa.DataType:
+    """The Arrow type of a :mod:`~rebalance_lab.replay.column_types` column type (all fields nullable)."""
+    if isinstance(ctype, ct.Prim):
+        return _ARROW_PRIMS[ctype.kind]
+    if isinstance(ctype, ct.Struct):
+        return pa.struct([(name, arrow_type(t)) for name, t in ctype.fields])
+    if isinstance(ctype, ct.ListOf):
+        return pa.list_(arrow_type(ctype.item))
+    return pa.map_(arrow_type(ctype.key), arrow_type(ctype.value))
+
+
+def arrow_schema(columns: ct.Columns) -> pa.Schema:
+    return pa.schema([pa.field(name, arrow_type(ctype)) for name, ctype in columns])
+
+
+_ARROW_PRIMS: dict[str, pa.DataType] = {
+    "string": pa.string(), "int32": pa.int32(), "int64": pa.int64(), "float64": pa.float64(), "bool": pa.bool_(),
+    "timestamp_us_utc": pa.timestamp("us", tz="UTC"),
+}
+TP = arrow_type(ct.TP)
+TP_LIST = arrow_type(ct.TP_LIST)
+SUBSCRIPTION = arrow_type(ct.SUBSCRIPTION)
+MEMBER = arrow_type(ct.MEMBER)
+TS = arrow_type(ct.TS)
+
+#: Every column, in storage order, with its Arrow type (defined in :mod:`.column_types`).
+COLUMNS: tuple[tuple[str, pa.DataType], ...] = tuple((name, arrow_type(ctype)) for name, ctype in ct.EVENT_COLUMNS)
 ARROW_SCHEMA = pa.schema([pa.field(name, dtype) for name, dtype in COLUMNS])
 if tuple(name for name, _ in COLUMNS) != COLUMN_NAMES:  # one list of names, two modules: they must agree
     raise ImportError("replay.events.COLUMNS and replay.event_rows.COLUMN_NAMES differ")

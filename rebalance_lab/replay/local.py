@@ -7,7 +7,8 @@ partition counts), calls :func:`~rebalance_lab.replay.model.replay_group` per gr
 key order, and optionally writes each derived table as ``out_dir/<table>/part-0.parquet`` (the
 schemas of :mod:`~rebalance_lab.replay.tables`) and the canonical events as
 ``out_dir/events/part-0.parquet``. A group whose replay raises is reported in
-:attr:`LocalResult.errors` and the run goes on, as in the Spark task.
+:attr:`LocalResult.errors` and the run goes on, as in the Spark task. Small outputs are written
+without pyarrow (:func:`write_tables`), so a demo-sized run loads neither Arrow nor pandas.
 """
 
 from __future__ import annotations
@@ -19,14 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq
-
-from rebalance_lab.replay import events as ev
-from rebalance_lab.replay import tables
+from rebalance_lab.replay import column_types, parquet_plain
 from rebalance_lab.replay.diagnostics import ParseReport
 from rebalance_lab.replay.gcpolicy import batch_gc
 from rebalance_lab.replay.inputs import expand_inputs
 from rebalance_lab.replay.model import ReplayOptions, replay_group
+from rebalance_lab.replay.rows import TupleRows
 from rebalance_lab.replay.sources import SourceContext, UnknownFormatError, parse_file
 from rebalance_lab.replay.timeline import sort_key
 from rebalance_lab.replay.whatif import Spec
@@ -89,7 +88,7 @@ def split_groups(events: list[dict[str, Any]]) -> tuple[dict[GroupKey, list[dict
 def replay_all(groups: Mapping[GroupKey, list[dict[str, Any]]], topics: Mapping[str, list[dict[str, Any]]],
                whatif: Sequence[str], options: ReplayOptions | None
                ) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, str]]]:
-    out: dict[str, list[dict[str, Any]]] = {name: [] for name in tables.TABLES}
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in column_types.TABLE_COLUMNS}
     errors: list[dict[str, str]] = []
     for cluster, group in sorted(groups):
         try:
@@ -103,6 +102,32 @@ def replay_all(groups: Mapping[GroupKey, list[dict[str, Any]]], topics: Mapping[
 
 
 def write_tables(out_dir: Path, rows: Mapping[str, list[dict[str, Any]]], events: list[dict[str, Any]]) -> None:
+    """Each table as ``out_dir/<table>/part-0.parquet`` and the events as ``out_dir/events/part-0.parquet``.
+
+    Small outputs are written by :mod:`.parquet_plain`, which needs no pyarrow (its import, with numpy and
+    pandas, costs more than a demo-sized replay); larger ones by pyarrow, whose converter is written in C.
+    Both write the same Arrow schemas (tests/unit/replay/test_parquet_plain.py)."""
+    total = len(events) + sum(len(r) for r in rows.values())
+    if total > parquet_plain.PLAIN_MAX_ROWS:
+        _write_tables_arrow(out_dir, rows, events)
+        return
+    for name, columns in column_types.TABLE_COLUMNS.items():
+        target = out_dir / name
+        target.mkdir(parents=True, exist_ok=True)
+        table_rows = rows.get(name, [])
+        parquet_plain.write_table(target / "part-0.parquet", columns,
+                                  table_rows.tuples if isinstance(table_rows, TupleRows) else table_rows)
+    target = out_dir / "events"
+    target.mkdir(parents=True, exist_ok=True)
+    parquet_plain.write_table(target / "part-0.parquet", column_types.EVENT_COLUMNS, events)
+
+
+def _write_tables_arrow(out_dir: Path, rows: Mapping[str, list[dict[str, Any]]], events: list[dict[str, Any]]) -> None:
+    import pyarrow.parquet as pq
+
+    from rebalance_lab.replay import events as ev
+    from rebalance_lab.replay import tables
+
     for name in tables.TABLES:
         target = out_dir / name
         target.mkdir(parents=True, exist_ok=True)

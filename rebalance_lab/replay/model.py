@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rebalance_lab.replay import tables
+from rebalance_lab.replay import column_types
 from rebalance_lab.replay.counts import Inferred, TopicCounts, counts_at, index_for
 from rebalance_lab.replay.episodes import Episode, Facts, StormRules, Triggers, facts, storms, window
 from rebalance_lab.replay.moves import ClientTimes, Transitions, transitions
@@ -155,7 +155,7 @@ def _avoided(timeline: Timeline, episodes: list[Episode], all_facts: list[Facts]
 
 def replay_group(events: list[dict[str, Any]], topics: list[dict[str, Any]], *, whatif: Sequence[str] = (),
                  options: ReplayOptions | None = None) -> dict[str, Sequence[dict[str, Any]]]:
-    """Rows of every table in :data:`tables.TABLES` for one group's events (``group_summary``: one row);
+    """Rows of every table in :data:`column_types.TABLE_COLUMNS` for one group's events (``group_summary``: one row);
     ``partition_moves`` is a :class:`~.rows.TupleRows` (it reads as row dicts).
 
     ``events``: all canonical events of one ``(cluster_id, group_id)``, any sources, any order.
@@ -195,5 +195,5 @@ def replay_group(events: list[dict[str, Any]], topics: list[dict[str, Any]], *, 
         "whatif_results": whatif_out,
         "group_summary": [summary_row(base, timeline, len(gens), episode_rows, n_storms, options.percentile)],
     }
-    assert result.keys() == tables.TABLES.keys()
+    assert result.keys() == column_types.TABLE_COLUMNS.keys()
     return result

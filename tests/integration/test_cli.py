@@ -108,7 +108,7 @@ def test_the_readme_demo_plays_every_step_with_real_clients(tmp_path: Path) -> N
     assert "static-1 removed: the others rebalanced at once" in out
     assert max(len(line) for line in out.splitlines() if line.startswith(("[", "    "))) <= 100
     assert (tmp_path / "demo.jsonl").stat().st_size > 0
-    # ... and ends by replaying its own recording on Spark, pointing at the report
+    # ... and ends by replaying its own recording (engine auto: the single process), pointing at the report
     report = tmp_path / "demo-replay" / "report.html"
     assert f"the replay's report: {report.resolve().as_uri()}" in out
     assert "demo-group" in report.read_text(encoding="utf-8")
