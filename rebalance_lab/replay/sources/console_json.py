@@ -14,7 +14,7 @@ record                                     events
 =========================================  =======================================================
 GroupMetadata (key 2), members             JOIN_COMPLETE then GENERATION_SNAPSHOT, both at
                                            currentStateTimestamp; the columns are those of the
-                                           dump-log adapter (:mod:`.dump_log`), which builds them
+                                           dump-log adapter (:mod:`.dump_log_values`), which builds them
 GroupMetadata, no members                  GROUP_EMPTY then GENERATION_SNAPSHOT
 GroupMetadata tombstone (``"value":null``)  GROUP_DEAD, timed by the group's latest
                                            currentStateTimestamp seen earlier in the input (a lower
@@ -44,7 +44,8 @@ from typing import Any
 from rebalance_lab.replay.event_rows import SCHEMA_VERSION
 from rebalance_lab.replay.sources import Format, SourceContext, register
 from rebalance_lab.replay.sources.broker_log import partition_for
-from rebalance_lab.replay.sources.dump_log import BadRecord, group_metadata_events, key_type
+from rebalance_lab.replay.sources.dump_log import key_type
+from rebalance_lab.replay.sources.dump_log_values import BadRecord, group_metadata_events
 
 FORMAT_NAME = "console-json"
 SOURCE = "offsets_console"

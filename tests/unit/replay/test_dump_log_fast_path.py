@@ -1,7 +1,7 @@
 """The adapters' fast paths give exactly what their general paths give, and the ids they make are shared.
 
 dump-log reads GroupMetadata records in the shape dump-log prints through typed structs
-(:class:`~rebalance_lab.replay.sources.dump_log._GroupMetadataReader`) and hands anything else to the general
+(:class:`~rebalance_lab.replay.sources.dump_log.GroupMetadataReader`) and hands anything else to the general
 ``json`` path. Every record here is parsed both ways (the fast path switched off for the second), and the
 events, their key order and the parse report must be the same, malformed records included.
 """
@@ -130,14 +130,14 @@ def parse(lines: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
 @pytest.fixture
 def general_path_only(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     with monkeypatch.context() as patch:
-        patch.setattr(dump_log._GroupMetadataReader, "read", lambda self, key_text: None)
+        patch.setattr(dump_log.GroupMetadataReader, "read", lambda self, key_text: None)
         yield
 
 
 def both_paths(lines: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[Any, Any]:
     fast = parse(lines)
     with monkeypatch.context() as patch:
-        patch.setattr(dump_log._GroupMetadataReader, "read", lambda self, key_text: None)
+        patch.setattr(dump_log.GroupMetadataReader, "read", lambda self, key_text: None)
         general = parse(lines)
     return fast, general
 
@@ -157,14 +157,14 @@ def test_all_records_together_and_the_fast_path_takes_the_dump_log_shapes(monkey
     assert json.dumps(fast, default=repr) == json.dumps(general, default=repr)
     assert fast_report == general_report
     taken = []
-    read = dump_log._GroupMetadataReader.read
+    read = dump_log.GroupMetadataReader.read
 
-    def spy(self: dump_log._GroupMetadataReader, key_text: str) -> Any:
+    def spy(self: dump_log.GroupMetadataReader, key_text: str) -> Any:
         found = read(self, key_text)
         taken.append(found is not None)
         return found
 
-    monkeypatch.setattr(dump_log._GroupMetadataReader, "read", spy)
+    monkeypatch.setattr(dump_log.GroupMetadataReader, "read", spy)
     for name in ("canonical", "v0 value", "subscription v0", "base64 subscription", "connect group", "spaces",
                  "version key", "no members", "members null", "duplicate keys", "escapes"):
         taken.clear()
