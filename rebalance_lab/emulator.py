@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator.clock import Clock
 from rebalance_lab.coordinator.server import EmulatorServer, WorldHook
 from rebalance_lab.coordinator.world import World
-from rebalance_lab.observe.recording_file import RecordingFile
+
+if TYPE_CHECKING:  # observe/ is imported only when --record or --explain asks for it (start-up, issue 22)
+    from rebalance_lab.observe.recording_file import RecordingFile
 
 
 def observer_hooks(config: EmulatorConfig,
@@ -19,6 +21,8 @@ def observer_hooks(config: EmulatorConfig,
     hooks: list[WorldHook] = []
     opened: list[RecordingFile] = []
     if config.record_path:
+        from rebalance_lab.observe.recording_file import RecordingFile
+
         out = RecordingFile(config.record_path)  # streamed to disk; a write error is logged, never raised
         opened.append(out)
 

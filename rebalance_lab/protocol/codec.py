@@ -20,10 +20,10 @@ Message classes are made per API on first use (start-up pays only for the APIs a
 from __future__ import annotations
 
 import json
+import os
 import struct
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 from rebalance_lab.protocol import classic_heartbeat_codec, heartbeat_codec, nullability, schema_codec
@@ -44,12 +44,18 @@ _OWN_SCHEMAS = ("ConsumerGroupHeartbeat", "ConsumerGroupDescribe")
 _API_VERSIONS = 18  # its response header is v0 in every version (KIP-511)
 
 
+def _schema_file(name: str) -> Any:
+    # read beside this module, not through importlib.resources: importing that (tempfile, zipfile, shutil, bz2,
+    # lzma) cost serve's start-up more than reading the files (issue 22); pip installs packages unzipped
+    with open(os.path.join(os.path.dirname(__file__), "schemas", name), encoding="utf-8") as file:
+        return json.load(file)
+
+
 def _load_schemas() -> dict[str, Any]:
-    folder = resources.files("rebalance_lab.protocol") / "schemas"
-    schemas: dict[str, Any] = json.loads((folder / "kafka_messages.json").read_text(encoding="utf-8"))
+    schemas: dict[str, Any] = _schema_file("kafka_messages.json")
     for base in _OWN_SCHEMAS:
         for kind in ("Request", "Response"):
-            schemas[base + kind] = json.loads((folder / f"{base}{kind}.json").read_text(encoding="utf-8"))
+            schemas[base + kind] = _schema_file(f"{base}{kind}.json")
     return _adapt({name: schema for name, schema in schemas.items() if not name.startswith("_")})
 
 

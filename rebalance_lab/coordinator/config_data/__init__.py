@@ -12,8 +12,8 @@ Kafka's documentation strings are not stored (FIDELITY.md).
 from __future__ import annotations
 
 import json
+import os
 from functools import cache
-from importlib import resources
 from typing import Any
 
 _FILES = {"kafka-4": "kafka4.json", "kafka-3": "kafka3.json"}
@@ -22,6 +22,8 @@ _FILES = {"kafka-4": "kafka4.json", "kafka-3": "kafka3.json"}
 @cache
 def load(flavor: str) -> dict[str, Any]:
     """The data of a flavor ("kafka-4" or "kafka-3")."""
-    text = resources.files(__name__).joinpath(_FILES[flavor]).read_text()
-    data: dict[str, Any] = json.loads(text)
+    # read beside this module, not through importlib.resources, whose import (tempfile, zipfile, shutil, bz2,
+    # lzma) every serve paid at start-up (issue 22); pip installs packages unzipped
+    with open(os.path.join(os.path.dirname(__file__), _FILES[flavor]), encoding="utf-8") as file:
+        data: dict[str, Any] = json.load(file)
     return data

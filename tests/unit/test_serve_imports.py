@@ -1,0 +1,154 @@
+"""``rebalance-lab serve`` is ready for a JoinGroup without importing what that does not need (issue 22).
+
+A real ``serve`` process answers ApiVersions, FindCoordinator and a JoinGroup (MEMBER_ID_REQUIRED, then the
+join with the id: generation 1); then, on SIGUSR1, it prints the modules it has imported and how many codec
+message classes it has made. Start-up time is what those imports cost (benchmarks/startup.py measures it);
+this test fails as soon as one of the packages below is imported on that path again.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from rebalance_lab.protocol import codec
+
+# The dump runs in the serve process's main thread (Python signal handlers do), between two loop turns.
+_WRAPPER = """
+import signal, sys
+
+def _dump(_signum, _frame):
+    from rebalance_lab.protocol import codec
+    built = codec._message_class.cache_info().currsize
+    print("MODULES", " ".join(sorted(sys.modules)), flush=True)
+    print("CLASSES", built, flush=True)
+
+signal.signal(signal.SIGUSR1, _dump)
+from rebalance_lab.cli import main
+sys.exit(main())
+"""
+SERVE = ["serve", "--port", "0", "--initial-rebalance-delay-ms", "0", "--join-race", "separate"]
+
+# Packages serve must not import before its first JoinGroup with the default options.
+NOT_IMPORTED = (
+    "rebalance_lab.observe",  # --record, --explain, export
+    "rebalance_lab.replay", "pyspark",
+    "rebalance_lab.control",  # --control-port
+    "rebalance_lab.faults",
+    "rebalance_lab.storage",  # --data-dir
+    "rebalance_lab.scenarios", "rebalance_lab.api", "rebalance_lab.demo", "rebalance_lab.play_cli", "yaml", "kafka",
+    "rebalance_lab.coordinator.consumer",  # KIP-848: made on the first consumer-group request
+    "rebalance_lab.coordinator.classic.conversion", "rebalance_lab.clients.assignors",
+    "rebalance_lab.coordinator.transactions",
+    "importlib.resources", "tempfile", "zipfile",
+)
+# The handler modules the requests above use; every other handler is imported on its API's first request.
+HANDLERS_USED = {"api_versions", "find_coordinator", "join_group", "base", "errors_response", "authz"}
+
+
+JOIN, FIND_COORDINATOR, API_VERSIONS, MEMBER_ID_REQUIRED = 11, 10, 18, 79
+
+
+def _call(sock: socket.socket, api_key: int, version: int, correlation: int, **fields: Any) -> Any:
+    sock.sendall(codec.encode_request(codec.new_request(api_key, version, **fields), correlation, "imports-test"))
+    size = struct.unpack(">i", _read(sock, 4))[0]
+    return codec.decode_response(api_key, version, _read(sock, size))
+
+
+def _read(sock: socket.socket, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = sock.recv(size - len(data))
+        assert chunk, "the server closed the connection"
+        data += chunk
+    return data
+
+
+def _join_group(sock: socket.socket, member_id: str, correlation: int) -> Any:
+    protocol = codec.data_class(codec.request_type(JOIN), "JoinGroupRequestProtocol")
+    return _call(sock, JOIN, 5, correlation, group_id="g", session_timeout_ms=10_000, rebalance_timeout_ms=10_000,
+                 member_id=member_id, group_instance_id=None, protocol_type="consumer",
+                 protocols=[protocol(name="range", metadata=b"")])
+
+
+def _first_join(address: tuple[str, int]) -> int:
+    """ApiVersions, FindCoordinator, JoinGroup twice (MEMBER_ID_REQUIRED, then with the id): the generation."""
+    with socket.create_connection(address, timeout=30) as sock:
+        assert _call(sock, API_VERSIONS, 3, 1, client_software_name="t", client_software_version="1").error_code == 0
+        assert _call(sock, FIND_COORDINATOR, 3, 2, key="g", key_type=0).error_code == 0
+        first = _join_group(sock, "", 3)
+        assert first.error_code == MEMBER_ID_REQUIRED
+        joined = _join_group(sock, first.member_id, 4)
+        assert joined.error_code == 0
+        return int(joined.generation_id)
+
+
+@pytest.fixture(scope="module")
+def serve_after_a_join() -> Iterator[tuple[set[str], int]]:
+    # from a folder of no package: ``-c`` puts the working directory first on sys.path
+    proc = subprocess.Popen([sys.executable, "-c", _WRAPPER, *SERVE], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert "bootstrap servers: " in first, (first, proc.stderr.read() if proc.stderr else "")
+        host, port = first.rsplit(" ", 1)[1].strip().rsplit(":", 1)
+        assert _first_join((host, int(port))) == 1
+        proc.send_signal(signal.SIGUSR1)
+        modules = proc.stdout.readline().split()
+        classes = proc.stdout.readline().split()
+        assert modules[0] == "MODULES" and classes[0] == "CLASSES"
+        yield set(modules[1:]), int(classes[1])
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+def _imported(modules: set[str], package: str) -> list[str]:
+    return sorted(m for m in modules if m == package or m.startswith(package + "."))
+
+
+@pytest.mark.parametrize("package", NOT_IMPORTED)
+def test_serve_accepts_its_first_join_group_without_importing(serve_after_a_join: tuple[set[str], int],
+                                                              package: str) -> None:
+    modules, _classes = serve_after_a_join
+    assert _imported(modules, package) == []
+
+
+def test_serve_imports_only_the_handlers_of_the_apis_it_was_asked(serve_after_a_join: tuple[set[str], int]) -> None:
+    modules, _classes = serve_after_a_join
+    prefix = "rebalance_lab.coordinator.handlers."
+    assert {m.removeprefix(prefix) for m in modules if m.startswith(prefix)} <= HANDLERS_USED
+
+
+def test_serve_makes_the_message_classes_of_the_apis_it_was_asked_only(serve_after_a_join: tuple[set[str], int]) \
+        -> None:
+    _modules, classes = serve_after_a_join
+    # ApiVersions, FindCoordinator and JoinGroup: a request and a response class each, of the codec's ~60 APIs
+    assert classes <= 6 < len(list(codec._REQUESTS))
+
+
+def test_the_handler_table_says_what_each_handler_module_declares() -> None:
+    import importlib
+
+    from rebalance_lab.coordinator import handlers
+
+    for name, key in handlers.HANDLERS.items():
+        module = importlib.import_module(f"rebalance_lab.coordinator.handlers.{name}")
+        assert (module.API_KEY, getattr(module, "VERSIONS", None)) == (key, handlers.NARROWED.get(name)), name
+        handlers.HandlerSpec(key, (0, 0), name).load()  # raises if the declarations and the table disagree
+
+
+def test_a_handler_whose_declarations_disagree_with_the_table_does_not_load() -> None:
+    from rebalance_lab.coordinator import handlers
+
+    with pytest.raises(RuntimeError, match="join_group declares"):
+        handlers.HandlerSpec(12, (0, 4), "join_group").load()
