@@ -14,13 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
-from rebalance_lab.config import JOIN_RACES, ConsumerGroupConfig, EmulatorConfig, Flavor, GroupConfig
-from rebalance_lab.security import options as security_options
-from rebalance_lab.security.additional import bootstrap_of
-from rebalance_lab.security.additional import check as security_check
-from rebalance_lab.security.authorizer import authorizer_for
+# The package's modules are imported where used: ``serve`` first routes dataclasses' compiler through the
+# compiled-methods cache (dataclass_cache.py), and every dataclass of the package is made after that (issue 22).
+from rebalance_lab import dataclass_cache
 
 if TYPE_CHECKING:
+    from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig
     from rebalance_lab.coordinator.server import EmulatorServer
 
 EXIT_USAGE = 2
@@ -84,6 +83,9 @@ def _port(value: str) -> int:
 
 
 def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
+    from rebalance_lab.config import JOIN_RACES, Flavor
+    from rebalance_lab.security import options as security_options
+
     serve = sub.add_parser(
         "serve",
         help="run the emulator: a Kafka-protocol server with an emulated cluster and group coordinator",
@@ -205,6 +207,8 @@ def _add_consumer_group_options(serve: _Parser) -> None:
 
 def _consumer_group_config(args: argparse.Namespace) -> ConsumerGroupConfig:
     """Raises ConsumerGroupConfigError (a ValueError) with Kafka's start-up message for a bad combination."""
+    from rebalance_lab.config import ConsumerGroupConfig
+
     return ConsumerGroupConfig(
         session_timeout_ms=args.consumer_session_timeout_ms,
         min_session_timeout_ms=args.consumer_min_session_timeout_ms,
@@ -262,6 +266,8 @@ def _host_port(value: str) -> str:
 
 
 def _add_diff(sub: argparse._SubParsersAction[_Parser]) -> None:
+    from rebalance_lab.config import Flavor
+
     diff = sub.add_parser(
         "diff", help="run a scenario against an in-process emulator and a broker, and print the differences",
         description="Run one scenario (YAML, see rebalance_lab/scenarios/FORMAT.md) against an in-process "
@@ -280,6 +286,7 @@ def _add_diff(sub: argparse._SubParsersAction[_Parser]) -> None:
 def _diff(args: argparse.Namespace) -> int:
     import yaml
 
+    from rebalance_lab.config import Flavor
     from rebalance_lab.scenarios import ScenarioError, compare, load_scenario
     from rebalance_lab.scenarios.library import find
 
@@ -372,6 +379,11 @@ def _broker_addresses(config: EmulatorConfig) -> str:
 
 
 def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
+    from rebalance_lab.config import EmulatorConfig, Flavor, GroupConfig
+    from rebalance_lab.security import options as security_options
+    from rebalance_lab.security.additional import check as security_check
+    from rebalance_lab.security.authorizer import authorizer_for
+
     racks = tuple(r or None for r in args.racks.split(",")) if args.racks else ()
     if args.control_port is not None:
         from rebalance_lab.control.http import check_loopback
@@ -414,6 +426,7 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
 
 async def _serve(config: EmulatorConfig) -> None:
     from rebalance_lab.emulator import start_emulator
+    from rebalance_lab.security.additional import bootstrap_of
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -425,6 +438,7 @@ async def _serve(config: EmulatorConfig) -> None:
         if exc.filename is not None:  # a file, not an address: let main name it
             raise
         raise _CannotListen("the brokers, --port", _broker_addresses(config), exc) from exc
+    dataclass_cache.save()  # what start-up compiled, for the next start (before the first client is served)
     control = None
     if config.control_port is not None:  # faults reach a serve process only through the endpoint
         from rebalance_lab.control import toolkit
@@ -453,6 +467,7 @@ async def _serve(config: EmulatorConfig) -> None:
         if control is not None:
             await control.stop()
         await emulator.stop()
+        dataclass_cache.save()  # what the requests of this run compiled (the modules of their APIs)
         print("rebalance-lab stopped", flush=True)
     _check_recording(emulator)
 
@@ -501,6 +516,8 @@ def _run_serve(parser: _Parser, args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
+    if given[:1] == ["serve"] and argv is None:  # the process is serve's own (not a caller's, e.g. a test)
+        dataclass_cache.install()
     parser = build_parser(serve_only=given[:1] == ["serve"])
     args = parser.parse_args(given)
     logging.basicConfig(

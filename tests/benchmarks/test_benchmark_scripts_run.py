@@ -47,7 +47,7 @@ def test_the_coordinator_scale_benchmark_compares_the_emulator_with_a_kafka_4_br
 
 def test_the_startup_benchmark_prints_the_median_start_the_rss_and_the_import_top_10() -> None:
     out = _run("startup.py", "--runs", "2", "--top", "10")
-    assert "start -> first accepted JoinGroup: min" in out and "RSS median" in out
+    assert "start -> first accepted JoinGroup: min" in out and "RSS median" in out and "server CPU min" in out
     assert out.count("ms cumulative") == 10
 
 
@@ -128,7 +128,8 @@ def test_the_peer_kfake_benchmark_prints_the_emulator_and_kfake_side_by_side() -
 def test_the_loop_stalls_benchmark_prints_the_longest_stall_per_api() -> None:
     out = _run("loop_stalls.py", "--entries", "300")
     lines = [line for line in out.splitlines() if "loop stall max" in line]
-    assert len(lines) == len(BIG_REQUESTS) and all("entries      300" in line and "p99" in line for line in lines), out
+    assert len(lines) == len(BIG_REQUESTS) and all(
+        "entries      300" in line and "p99" in line and "longest turn CPU" in line for line in lines), out
 
 
 def test_the_codec_benchmark_prints_both_codecs_figures_and_the_ratio() -> None:

@@ -1,0 +1,82 @@
+"""Compiled dataclass methods kept between ``serve`` starts (start-up, issue 22).
+
+On Python 3.11, ``@dataclass`` writes the source of each generated method (``__init__``, ``__repr__``,
+``__eq__``, ``__hash__``, a frozen class's ``__setattr__``/``__delattr__``) and compiles it with ``exec``: the
+~100 dataclasses on serve's path cost about half of its imports, almost all of it in the compiler. The same
+source always compiles to the same code, so :func:`install` gives the ``dataclasses`` module an ``exec`` that
+looks the source up in a cache first (``dataclasses`` calls ``exec`` by its global name; the builtin is
+untouched elsewhere) and :func:`save` writes the code objects used to ``__pycache__`` with ``marshal``, as
+Python keeps a module's bytecode (same folder, ``PYTHONPYCACHEPREFIX`` and ``PYTHONDONTWRITEBYTECODE``
+honoured, the interpreter's cache tag in the name). Only ``serve`` installs it: a process of its own.
+
+What a cached method does is what a freshly compiled one does: the code object is the one ``exec`` would
+have compiled from that source (same file name ``<string>``, no inherited future flags); the globals and
+the class's names are bound by running it, every time, as before.
+"""
+
+from __future__ import annotations
+
+import builtins
+import contextlib
+import dataclasses
+import importlib.util
+import marshal
+import os
+import sys
+from types import CodeType
+from typing import Any
+
+_compiled: dict[str, CodeType] = {}  # source -> code: what the file held, and what this process compiled
+_used: set[str] = set()  # the sources this process ran: what is saved (an edited class's old source drops out)
+_new = False
+
+
+def _path() -> str:
+    # the bytecode file of a module that would sit beside this one: __pycache__/dataclass_methods.<tag>.pyc
+    return importlib.util.cache_from_source(os.path.join(os.path.dirname(__file__), "dataclass_methods.py"))
+
+
+def _exec(source: Any, globals_: Any = None, locals_: Any = None) -> None:
+    global _new
+    if not isinstance(source, str):
+        builtins.exec(source, globals_, locals_)
+        return
+    code = _compiled.get(source)
+    _used.add(source)
+    if code is None:
+        # dont_inherit: the flags dataclasses' own exec would compile with (that module has no __future__ import)
+        code = _compiled[source] = compile(source, "<string>", "exec", dont_inherit=True)
+        _new = True
+    builtins.exec(code, globals_, locals_)
+
+
+def install() -> None:
+    """Read the cache (if any) and route the ``dataclasses`` module's ``exec`` through it."""
+    if vars(dataclasses).get("exec") is _exec:
+        return
+    try:
+        with open(_path(), "rb") as file:
+            loaded = marshal.load(file)
+        if isinstance(loaded, dict):
+            _compiled.update((k, v) for k, v in loaded.items() if isinstance(k, str) and isinstance(v, CodeType))
+    except (OSError, ValueError, EOFError, TypeError):
+        pass  # no cache yet, another interpreter's, or damaged: compile as usual
+    dataclasses.exec = _exec  # type: ignore[attr-defined]
+
+
+def save() -> None:
+    """Write the compiled methods if this process compiled any new ones (quietly skipped when not writable)."""
+    global _new
+    if not _new or sys.dont_write_bytecode:
+        return
+    path = _path()
+    temporary = f"{path}.{os.getpid()}.tmp"
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(temporary, "wb") as file:
+            marshal.dump({source: _compiled[source] for source in _used}, file)
+        os.replace(temporary, path)  # whole or not at all, whichever serve writes last
+        _new = False
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)

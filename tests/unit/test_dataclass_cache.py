@@ -1,0 +1,70 @@
+"""serve's compiled-dataclass-methods cache (rebalance_lab/dataclass_cache.py, issue 22 start-up): a class made
+from cached code behaves as one compiled afresh, and a second process reads what the first one saved."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+# A frozen dataclass with a default, a factory and a ClassVar, made in a fresh interpreter with the cache
+# installed; prints what it compiled and how the class behaves.
+_SCRIPT = """
+import dataclasses, sys
+from typing import ClassVar
+from rebalance_lab import dataclass_cache
+dataclass_cache.install()
+before = len(dataclass_cache._compiled)
+
+@dataclasses.dataclass(frozen=True)
+class Member:
+    kind: ClassVar[str] = "member"
+    member_id: str
+    generation: int = -1
+    protocols: tuple[str, ...] = dataclasses.field(default_factory=tuple)
+
+a, b = Member("m-1", 3, ("range",)), Member("m-1", 3, ("range",))
+try:
+    a.generation = 4
+    frozen = False
+except dataclasses.FrozenInstanceError:
+    frozen = True
+print(before, dataclass_cache._new, repr(a), a == b, hash(a) == hash(b), frozen, Member("m-2").generation,
+      Member.__init__.__annotations__, Member.__doc__)
+dataclass_cache.save()
+"""
+
+
+def _run(pycache: Path, *extra_env: tuple[str, str]) -> str:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env.update({"PYTHONPYCACHEPREFIX": str(pycache), **dict(extra_env)})
+    return subprocess.run([sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True,
+                          check=True).stdout.strip()
+
+
+def _without_cache() -> str:
+    script = _SCRIPT.replace("dataclass_cache.install()", "").replace("dataclass_cache.save()", "")
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def test_a_dataclass_made_from_cached_code_behaves_as_one_compiled_afresh(tmp_path: Path) -> None:
+    first, second = _run(tmp_path), _run(tmp_path)
+    assert first.split(" ", 2)[:2] == ["0", "True"]  # nothing cached yet: compiled, and saved
+    assert int(second.split(" ", 1)[0]) > 0 and second.split(" ", 2)[1] == "False"  # read back, nothing compiled
+    expected = _without_cache().split(" ", 2)[2]
+    assert first.split(" ", 2)[2] == second.split(" ", 2)[2] == expected
+    assert "Member(member_id='m-1', generation=3, protocols=('range',)) True True True -1" in expected
+
+
+def test_nothing_is_written_when_bytecode_is_not_to_be_written(tmp_path: Path) -> None:
+    out = _run(tmp_path, ("PYTHONDONTWRITEBYTECODE", "1"))
+    assert out.split(" ", 2)[:2] == ["0", "True"]
+    assert not list(tmp_path.rglob("dataclass_methods*"))
+
+
+def test_a_damaged_cache_file_is_ignored(tmp_path: Path) -> None:
+    _run(tmp_path)
+    (saved,) = tmp_path.rglob("dataclass_methods*")
+    saved.write_bytes(b"not marshal data")
+    assert _run(tmp_path).split(" ", 2)[:2] == ["0", "True"]
