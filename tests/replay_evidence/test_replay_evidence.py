@@ -9,11 +9,13 @@ A field a source cannot answer (the log has no assignments) must be unknown, nev
 (:mod:`rebalance_lab.replay.coverage` says which).
 
 The exporters are checked against the same captures: the real log replayed to events and rendered
-again by ``export --as broker-log-scala`` / ``broker-log-java`` gives exactly the real lines.
+again by ``export --as broker-log-scala`` / ``broker-log-java`` gives exactly the real lines, and the
+group's records of the real dump rendered by ``export --as dump-log`` / ``dump-log-3`` the real records.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections import Counter
@@ -67,6 +69,31 @@ def test_the_exporter_writes_the_lines_the_real_broker_wrote(evidence: Captures,
     real = [line for line in Path(paths["broker-log"]).read_text().splitlines() if captured.group in line]
     assert real and _bodies(rendered) == _bodies(real)
     assert not any("Pending dynamic member" in line for line in real) or flavor == "4"  # 3.x: DEBUG only
+
+
+def _group_records(lines: list[str], group: str) -> list[tuple[str, ...]]:
+    """Each record of ``group`` in a dump: its batch's sequence, size and CRC, and its record line without the
+    offset (the broker's dump holds other groups' records too)."""
+    key = f'key: {{"type":"2","data":{{"group":"{group}"}}}}'
+    found = []
+    for batch, record in itertools.pairwise(lines):
+        if batch.startswith("baseOffset: ") and record.startswith("| offset: ") and key in record:
+            header = re.search(r"baseSequence: (\S+) .* size: (\d+) .* crc: (\d+)", batch)
+            assert header, batch
+            found.append((*header.groups(), re.sub(r"^\| offset: \d+ ", "", record)))
+    return found
+
+
+@pytest.mark.parametrize("flavor", ["4", "3"], ids=["kafka-4.4.0", "kafka-3.9.2"])
+def test_the_dump_exporter_writes_the_records_the_real_broker_wrote(evidence: Captures, flavor: str) -> None:
+    """The group's records of the real dump, read and rendered again by ``export --as dump-log`` (4.x) or
+    ``dump-log-3`` (3.x), are the real records byte for byte: sequence, size, CRC, sizes and every field."""
+    captured, paths = evidence.get(flavor)
+    events = [json.loads(to_json(e)) for e in parse_file(paths["dump-log"], "dump-log", SourceContext())
+              if e.get("group_id") == captured.group]
+    rendered = list(render(events, "dump-log" if flavor == "4" else "dump-log-3"))
+    real = _group_records(Path(paths["dump-log"]).read_text().splitlines(), captured.group)
+    assert len(real) >= 12 and _group_records(rendered, captured.group) == real
 
 
 def test_a_java_client_log_alone_gives_each_generation_it_synced_with_members_and_times(

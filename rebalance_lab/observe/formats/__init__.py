@@ -8,7 +8,8 @@ render -> parse -> compare.
 ==================== ====================================================================
 ``broker-log-scala`` Kafka 3.x broker ``server.log`` group-coordinator lines (``broker_log``)
 ``broker-log-java``  Kafka 4.x broker ``server.log`` group-coordinator lines (``broker_log``)
-``dump-log``         ``kafka-dump-log.sh --offsets-decoder`` output, Kafka >= 3.8 (``dump_log``)
+``dump-log``         ``kafka-dump-log.sh --offsets-decoder`` output, Kafka 4.x (``dump_log``)
+``dump-log-3``       the same of a Kafka 3.8/3.9 broker (``dump_log``)
 ``console-json``     4.x console consumer ``GroupMetadataMessageFormatter`` JSON (``console_json``)
 ``client-log``       Java consumer (classic protocol) log lines per member (``client_log``)
 ==================== ====================================================================
@@ -45,7 +46,9 @@ FORMATS: dict[str, Format] = {
                frozenset({"tz", "broker_id", "offsets_partitions", "noise"}),
                "Kafka 4.x broker server.log group coordinator lines"),
         Format("dump-log", dump_log.render, frozenset({"log_dir", "offsets_partitions", "leader_epoch"}),
-               "kafka-dump-log.sh --offsets-decoder output (Kafka >= 3.8)"),
+               "kafka-dump-log.sh --offsets-decoder output of a Kafka 4.x broker's __consumer_offsets"),
+        Format("dump-log-3", dump_log.render_kafka_3, frozenset({"log_dir", "offsets_partitions", "leader_epoch"}),
+               "kafka-dump-log.sh --offsets-decoder output of a Kafka 3.8/3.9 broker's __consumer_offsets"),
         Format("console-json", console_json.render, frozenset(),
                "kafka-console-consumer GroupMetadataMessageFormatter JSON (Kafka 4.x)"),
         Format("client-log", client_log.render, frozenset({"tz", "layout", "client_id", "coordinator", "broker_id"}),

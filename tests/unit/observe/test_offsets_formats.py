@@ -35,26 +35,27 @@ def one_generation() -> Events:
 
 
 def test_a_snapshot_is_one_batch_and_one_decoded_record_line() -> None:
-    assert list(render(one_generation().rows, "dump-log")) == [
+    """As a 3.8/3.9 broker writes it (no sequence, no record at creation), for a member whose subscription holds
+    nothing but its topics: kafka-python's version 0 with empty user data, as in the real brokers' dumps."""
+    assert list(render(one_generation().rows, "dump-log-3")) == [
         "Dumping /var/lib/kafka/data/__consumer_offsets-17/00000000000000000000.log",
         "Log starting offset: 0",
         "baseOffset: 0 lastOffset: 0 count: 1 baseSequence: -1 lastSequence: -1 producerId: -1 producerEpoch: -1 "
         "partitionLeaderEpoch: 0 isTransactional: false isControl: false deleteHorizonMs: OptionalLong.empty "
-        f"position: 0 CreateTime: {MS0 + 5} size: 210 magic: 2 compresscodec: none crc: "
+        f"position: 0 CreateTime: {MS0 + 5} size: 200 magic: 2 compresscodec: none crc: "
         f"{struct.unpack_from('>I', batch_bytes(*_record_bytes(one_generation()), 0, MS0 + 5, 0), 17)[0]} "
         "isvalid: true",
-        f"| offset: 0 CreateTime: {MS0 + 5} keySize: 10 valueSize: 130 sequence: -1 headerKeys: [] "
+        f"| offset: 0 CreateTime: {MS0 + 5} keySize: 10 valueSize: 120 sequence: -1 headerKeys: [] "
         'key: {"type":"2","data":{"group":"orders"}} payload: {"version":"3","data":{"protocolType":"consumer",'
         f'"generation":1,"protocol":"range","leader":"m1","currentStateTimestamp":{MS0 + 4},"members":[{{'
         '"memberId":"m1","groupInstanceId":null,"clientId":"c1","clientHost":"/10.0.0.5","rebalanceTimeout":300000,'
-        '"sessionTimeout":45000,"subscription":{"topics":["orders"],"userData":null,"ownedPartitions":[],'
-        '"generationId":-1,"rackId":null},"assignment":{"assignedPartitions":[{"topic":"orders","partitions":[0]}],'
-        '"userData":null}}]}}',
+        '"sessionTimeout":45000,"subscription":{"topics":["orders"],"userData":""},'
+        '"assignment":{"assignedPartitions":[{"topic":"orders","partitions":[0]}],"userData":""}}]}}',
     ]
 
 
 def _record_bytes(e: Events) -> tuple[bytes, bytes | None]:
-    record = next(RecordBuilder().records(e.rows))
+    record = next(RecordBuilder(kafka=3).records(e.rows))
     return record.key_bytes(), record.value_bytes()
 
 
@@ -101,7 +102,7 @@ def test_the_batches_are_real_v2_batches_whose_records_hold_the_printed_payload(
     position = 0
     for n, (batch_line, record_line, record) in enumerate(zip(batches, records, RecordBuilder().records(e.rows),
                                                               strict=True)):
-        raw = batch_bytes(record.key_bytes(), record.value_bytes(), n, record.create_time, 0)
+        raw = batch_bytes(record.key_bytes(), record.value_bytes(), n, record.create_time, 0, 0)  # 4.x: sequence 0
         batch = DefaultRecordBatch(raw)
         assert batch.validate_crc() and batch.base_offset == n
         (kafka_record,) = list(batch)
@@ -114,10 +115,12 @@ def test_the_batches_are_real_v2_batches_whose_records_hold_the_printed_payload(
         assert TIME.search(record_line).groups() == ("CreateTime", str(record.create_time))  # type: ignore[union-attr]
         payload = json.loads(KEY_PAYLOAD.search(record_line).group(2))  # type: ignore[union-attr]
         value = read_value(kafka_record.value)
-        member = value["members"][0]
-        shown = payload["data"]["members"][0]
         assert {k: v for k, v in value.items() if k not in ("version", "members")} == {
             k: v for k, v in payload["data"].items() if k != "members"}
+        if not value["members"]:
+            continue  # the record of the group's creation (4.x)
+        member = value["members"][0]
+        shown = payload["data"]["members"][0]
         assert shown["subscription"]["topics"] == list(decode_subscription(member["subscription"]).topics)
     last = json.loads(KEY_PAYLOAD.search(records[-1]).group(2))["data"]["members"][0]  # type: ignore[union-attr]
     assert last["groupInstanceId"] == "i-1"
@@ -134,8 +137,12 @@ def test_an_empty_generation_is_a_record_without_members_and_a_deleted_group_a_t
     e.prepare(7, 1, "explicit `LeaveGroup` request for (m1) members.", "member_leave")
     e.add("GROUP_EMPTY", 7, generation=2, n_members=0)
     e.add("GROUP_DEAD", 9, generation=2)
+    assert len([line for line in render(e.rows, "dump-log-3") if line.startswith("| ")]) == 3  # 3.x: no creation
     records = [line for line in render(e.rows, "dump-log") if line.startswith("| ")]
-    assert len(records) == 3  # the group's creation writes nothing
+    assert len(records) == 4  # 4.x: the JoinGroup that created the group wrote an empty record
+    created = json.loads(KEY_PAYLOAD.search(records.pop(0)).group(2))  # type: ignore[union-attr]
+    assert created == {"version": "3", "data": {"protocolType": "", "generation": 0, "protocol": None,
+                                                "leader": None, "currentStateTimestamp": MS0, "members": []}}
     empty = json.loads(KEY_PAYLOAD.search(records[1]).group(2))  # type: ignore[union-attr]
     assert empty == {"version": "3", "data": {"protocolType": "consumer", "generation": 2, "protocol": None,
                                               "leader": None, "currentStateTimestamp": MS0 + 7, "members": []}}
@@ -162,15 +169,15 @@ def test_the_console_formatter_prints_one_json_object_per_record_with_base64_pro
     e.snapshot(9, 1, "m1", [member_row("m1", "c1", [("orders", 3), ("orders", 1)], instance="i-1",
                                        owned=[("orders", 1)], generation=1, rack="r1")])
     e.add("GROUP_DEAD", 10, generation=1)
-    lines = list(render(e.rows, "console-json"))
+    lines = list(render(e.rows, "console-json"))[1:]  # after the group's creation (4.x)
     assert lines[0] == (
         '{"key":{"type":2,"data":{"group":"orders"}},"value":{"version":3,"data":{"protocolType":"consumer",'
         f'"generation":1,"protocol":"range","leader":"m1","currentStateTimestamp":{MS0 + 4},"members":[{{'
         '"memberId":"m1","groupInstanceId":null,"clientId":"c1","clientHost":"/10.0.0.5","rebalanceTimeout":300000,'
-        # v3 subscription: 0003 | 1 topic "orders" | userData -1 | 0 owned | generation -1 | rack -1
-        '"sessionTimeout":45000,"subscription":"AAMAAAABAAZvcmRlcnP/////AAAAAP///////w==",'
-        # v3 assignment: 0003 | 1 topic "orders" [0] | userData -1
-        '"assignment":"AAMAAAABAAZvcmRlcnMAAAABAAAAAP////8="}]}}}')
+        # v0 subscription (topics only: kafka-python's): 0000 | 1 topic "orders" | userData length 0
+        '"sessionTimeout":45000,"subscription":"AAAAAAABAAZvcmRlcnMAAAAA",'
+        # v0 assignment of a kafka-python leader: 0000 | 1 topic "orders" [0] | userData length 0
+        '"assignment":"AAAAAAABAAZvcmRlcnMAAAABAAAAAAAAAAA="}]}}}')
     assert lines[2] == '{"key":{"type":2,"data":{"group":"orders"}},"value":null}'
     member = json.loads(lines[1])["value"]["data"]["members"][0]
     sub = decode_subscription(base64.b64decode(member["subscription"]))

@@ -114,9 +114,13 @@ def _by_generation(kind: str) -> dict[int, Event]:
 
 
 def _offsets_expected(snapshot_at_join: bool) -> list[tuple[Any, ...]]:
-    """A JOIN_COMPLETE at the join's time and the snapshot, per recorded generation snapshot."""
+    """The group's creation (Kafka 4.x writes an empty record then: GROUP_EMPTY and its empty snapshot, both at
+    the creation time), then a JOIN_COMPLETE at the join's time and the snapshot, per recorded generation snapshot."""
     joins = _by_generation("JOIN_COMPLETE")
-    rows: list[tuple[Any, ...]] = []
+    created = next(e for e in RECORDING if e.get("reason_code") == "group_created")
+    at_creation = (created["ts"], created["group_id"], 0, None, None, None, 0)
+    rows: list[tuple[Any, ...]] = [("GROUP_EMPTY", *at_creation, None, None),
+                                   ("GENERATION_SNAPSHOT", *at_creation, 0, [])]
     for generation, snap in sorted(_by_generation("GENERATION_SNAPSHOT").items()):
         join = joins[generation]
         rows.append(("JOIN_COMPLETE", join["ts"], snap["group_id"], *tuple(join.get(c) for c in JOIN_COLUMNS)))
