@@ -11,6 +11,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from rebalance_lab.coordinator.group_service import service_of
+from rebalance_lab.coordinator.offsets import CommittedOffset
+from rebalance_lab.coordinator.offsets_service import offsets_of
 from rebalance_lab.coordinator.transactions.batches import encode_batch
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.protocol import codec
@@ -212,6 +214,14 @@ def setup_groups(world: World, n: int) -> None:
         service.validate_offset_commit(f"listed-group-{i}", "", -1, None, 8)
 
 
+def setup_offsets(world: World, n: int) -> None:
+    """Group "bench" (a simple group, as an OffsetCommit with generation -1 makes it) with an offset committed to
+    each of the n partitions OffsetDelete names, so its answer deletes them all."""
+    service_of(world).validate_offset_commit("bench", "", -1, None, 8)
+    value = CommittedOffset(0, -1, "", world.now_ms(), None)
+    offsets_of(world).store.commit_all("bench", {(name, p): value for name, ps in _spread(n) for p in ps})
+
+
 async def setup_big_group(address: tuple[str, int], n: int) -> None:
     """KIP-848 group ``bench-848``: four members subscribed to the big topics holding n partitions."""
     conn = await RawConnection.open(*address)
@@ -232,6 +242,6 @@ async def setup_big_group(address: tuple[str, int], n: int) -> None:
 
 WorldSetup = Callable[[World, int], None]
 WORLD_SETUPS: dict[str, WorldSetup] = {"describe_acls": setup_acls, "delete_acls": setup_acls,
-                                       "list_groups": setup_groups}
+                                       "list_groups": setup_groups, "offset_delete": setup_offsets}
 WIRE_SETUPS: dict[str, Callable[[tuple[str, int], int], Awaitable[None]]] = {
     "consumer_group_describe": setup_big_group}
