@@ -12,7 +12,7 @@ checked against a real 4.4.0 broker (tests/integration/test_consumer_group_surfa
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from rebalance_lab.coordinator.classic.messages import DescribedGroup, ListedGroup
@@ -82,17 +82,20 @@ def subscribed_topics(world: World, group_id: str, topics: Iterable[str]) -> fro
 
 # -- ListGroups, DescribeGroups, DeleteGroups -----------------------------------------------------------------
 
-def listed(world: World, states_filter: Iterable[str], types_filter: Iterable[str]) -> list[ListedGroup]:
+def listing(world: World, states_filter: Iterable[str], types_filter: Iterable[str]
+            ) -> tuple[int, Iterator[ListedGroup]]:
     """Consumer groups for ListGroups (``GroupMetadataManager.listGroups``): protocol type and group type
     "consumer". The states filter is lower-cased and trimmed; the types filter only lower-cased
-    (``GroupType.parse``: " consumer " is an unknown type and matches nothing)."""
+    (``GroupType.parse``: " consumer " is an unknown type and matches nothing). Returned as they are reached,
+    with how many there may be: ListGroups reads them in steps (issue 17: listing 200,000 consumer groups at
+    once held the loop)."""
     states = {s.lower().strip() for s in states_filter}
     types = {t.lower() for t in types_filter}
     if types and "consumer" not in types:
-        return []
-    return [ListedGroup(group_id, "consumer", state, group_type)
-            for group_id, state, group_type in consumer_groups(world).list_entries()
-            if not states or state.lower() in states]
+        return 0, iter(())
+    count, entries = consumer_groups(world).listing()
+    return count, (ListedGroup(group_id, "consumer", state, group_type) for group_id, state, group_type in entries
+                   if not states or state.lower() in states)
 
 
 def described_as_classic(group_id: str, api_version: int, unknown: DescribedGroup) -> DescribedGroup:

@@ -10,7 +10,7 @@ and the records of every state change, which are also what changed the groups
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 
 from rebalance_lab.config import ConsumerGroupConfig
 from rebalance_lab.coordinator.consumer import describe, heartbeat, leave, migration, regex, subscriptions
@@ -141,6 +141,12 @@ class ConsumerGroupCoordinator(ClassicMemberApis):
 
     def list_entries(self) -> list[tuple[str, str, str]]:
         return describe.list_entries(self._core)
+
+    def listing(self) -> tuple[int, Iterator[tuple[str, str, str]]]:
+        """How many groups a ListGroups may list, and :meth:`list_entries` of them as they are reached (read in
+        steps by the handler: issue 17)."""
+        snapshot = tuple(self._core.groups.values())
+        return len(snapshot), describe.listed_entries(self._core, snapshot)
 
     def delete_group(self, now_ms: int, group_id: str) -> tuple[ErrorCode, Effects]:
         """DeleteGroups: an Empty consumer group goes (NON_EMPTY_GROUP otherwise); GROUP_ID_NOT_FOUND if none."""

@@ -6,7 +6,7 @@ Kafka 4.4.0 ``consumerGroupDescribe``, ``ConsumerGroup.validateOffsetCommit``/``
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from rebalance_lab.coordinator.consumer.context import Core
 from rebalance_lab.coordinator.consumer.leave import consumer_group
@@ -71,6 +71,15 @@ def _topics(assignment: Mapping[uuid.UUID, set[int] | frozenset[int]],
 def list_entries(core: Core) -> list[tuple[str, str, str]]:
     """(group id, state, type) for ListGroups."""
     return [(g.group_id, g.state.value, "consumer") for g in core.groups.values()]
+
+
+def listed_entries(core: Core, snapshot: tuple[ConsumerGroup, ...]) -> Iterator[tuple[str, str, str]]:
+    """:func:`list_entries` of the groups of ``snapshot`` (the table's groups when the listing began) still in the
+    table, each group's state read as it is reached: ListGroups over 200,000 groups is read in steps by its
+    handler (issue 17), as for the classic groups (``classic.describe.listed_groups``)."""
+    for g in snapshot:
+        if core.groups.get(g.group_id) is g:
+            yield g.group_id, g.state.value, "consumer"
 
 
 def validate_delete(core: Core, group_id: str) -> None:

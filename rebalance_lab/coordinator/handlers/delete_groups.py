@@ -5,7 +5,7 @@ A KIP-848 consumer group goes only when Empty (spec/kip848.md §8.3), with its o
 
 from __future__ import annotations
 
-from collections.abc import Generator
+from collections.abc import Generator, Iterable
 from typing import Any
 
 from rebalance_lab.coordinator import consumer_surface
@@ -13,7 +13,7 @@ from rebalance_lab.coordinator.classic.messages import DeleteGroupsInput, Delete
 from rebalance_lab.coordinator.group_service import owns_group, service_of
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
-from rebalance_lab.coordinator.handlers.steps import Pacer, answer, chunks
+from rebalance_lab.coordinator.handlers.steps import STEP, Pacer, answer, chunks, released
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
 
@@ -27,14 +27,16 @@ def handle(ctx: RequestContext, request: Any) -> Any:
 def _answer(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
     """In steps of 200 groups, each step one coordinator operation: GroupCoordinatorService.deleteGroups
     deletes each group in its own __consumer_offsets partition's write, never the request atomically."""
-    version = ctx.api_version
-    group_ids = list(dict.fromkeys(g or "" for g in request.groups_names or ()))
-    refused = {g: ErrorCode.GROUP_AUTHORIZATION_FAILED for g in authz.denied(ctx, authz.DELETE, authz.GROUP, group_ids)}
+    group_ids = yield from _distinct(request.groups_names or ())
     errors: dict[str, ErrorCode] = {}
     service = service_of(ctx.world)
-    for chunk in chunks([g for g in group_ids if g not in refused]):
+    for chunk in chunks(group_ids):
         yield
-        ours = [g for g in chunk if owns_group(ctx.world, ctx.broker.node_id, g)]
+        # KafkaApis authorizes every name before the coordinator sees any; per chunk here (an ACL changed
+        # meanwhile applies to the chunks after it), so no step checks 200,000 names at once.
+        refused = authz.denied(ctx, authz.DELETE, authz.GROUP, chunk)
+        errors.update(dict.fromkeys(refused, ErrorCode.GROUP_AUTHORIZATION_FAILED))
+        ours = [g for g in chunk if g not in refused and owns_group(ctx.world, ctx.broker.node_id, g)]
         consumer = {g: consumer_surface.delete(ctx.world, g) for g in ours if consumer_surface.holds(ctx.world, g)}
         classic = DeleteGroupsInput(tuple(g for g in ours if g not in consumer))
         parked = service.call(service.coordinator.delete_groups, classic, lambda r: r)
@@ -42,10 +44,23 @@ def _answer(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
             raise RuntimeError("DeleteGroups was not answered at once")
         result: DeleteGroupsResult = parked.value
         errors.update({**dict(result.results), **consumer})
-    errors.update(refused)
     result_type = codec.data_class(codec.response_type(API_KEY), "DeletableGroupResult")
     results, pacer = [], Pacer()
     for g in group_ids:
         yield from pacer.pause()
         results.append(result_type(group_id=g, error_code=int(errors.get(g, ErrorCode.NOT_COORDINATOR))))
-    return codec.new_response(API_KEY, version, throttle_time_ms=0, results=results)
+    yield from released(group_ids, errors)
+    return codec.new_response(API_KEY, ctx.api_version, throttle_time_ms=0, results=results)
+
+
+def _distinct(names: Iterable[str | None]) -> Generator[None, None, list[str]]:
+    """The request's ids without duplicates, first occurrence kept (KafkaApis: ``groups.toSet``, answered in the
+    request's order here), in steps: ``dict.fromkeys`` of 200,000 names held the loop ~30-70 ms."""
+    seen: dict[str, None] = {}
+    pacer = Pacer(STEP * 10)
+    for name in names:
+        yield from pacer.pause()
+        seen[name or ""] = None
+    distinct = list(seen)
+    yield from released(seen)
+    return distinct

@@ -25,16 +25,18 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     types = tuple(request.types_filter or ()) if version >= 5 else ()
     service = service_of(ctx.world)
     inp = ListGroupsInput(states, types)
-    consumers = consumer_surface.listed(ctx.world, states, types)
+    # each coordinator's groups as they are reached in steps (a snapshot of its table, each group's state read
+    # when reached): listing 200,000 groups of either kind at once held the loop (issue 17)
+    consumer_count, consumers = consumer_surface.listing(ctx.world, states, types)
     listing = service.coordinator.listing(inp)
     if listing is None:  # loading: the classic coordinator's one answer (an error, no groups)
         parked = service.call(service.coordinator.list_groups, inp, lambda r: r)
         if not parked.done:  # the classic coordinator answers a listing at once (even while loading)
             raise RuntimeError("ListGroups was not answered at once")
         result: ListGroupsResult = parked.value
-        return answer(_listed(ctx, result.error, itertools.chain(result.groups, consumers)), len(consumers))
+        return answer(_listed(ctx, result.error, itertools.chain(result.groups, consumers)), consumer_count)
     count, classic = listing
-    return answer(_listed(ctx, ErrorCode.NONE, itertools.chain(classic, consumers)), count + len(consumers))
+    return answer(_listed(ctx, ErrorCode.NONE, itertools.chain(classic, consumers)), count + consumer_count)
 
 
 def _listed(ctx: RequestContext, error: ErrorCode, groups: Iterable[Any]) -> Generator[None, None, Any]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Generator
 from dataclasses import dataclass
-from itertools import chain
 from typing import Any
 
 from rebalance_lab.coordinator import consumer_surface
@@ -17,7 +16,7 @@ from rebalance_lab.coordinator.classic.offsets_gate import OffsetDeleteCheck
 from rebalance_lab.coordinator.group_service import owns_group, service_of
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext
-from rebalance_lab.coordinator.handlers.steps import Pacer, answer
+from rebalance_lab.coordinator.handlers.steps import Pacer, answer, released
 from rebalance_lab.coordinator.offsets_service import offsets_of
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
@@ -57,16 +56,22 @@ def _prechecked(ctx: RequestContext, request: Any) -> Generator[None, None, list
 
 def _answer(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
     checked = yield from _prechecked(ctx, request)
+    store = offsets_of(ctx.world).store
+    candidates: list[tuple[str, int]] = []
+    for t in checked:
+        yield
+        candidates.extend(t.candidates)
+    prepared = yield from store.prepare_deletion(request.group_id, candidates)
     yield
     # The coordinator's part, in one step: the group's check and every tombstone at once, as
-    # OffsetMetadataManager.deleteOffsets writes them in one batch (no other request sees half of it).
+    # OffsetMetadataManager.deleteOffsets writes them in one batch (no other request sees half of it); the
+    # group's offsets without them were prepared in the steps before.
     check = _check(ctx, request.group_id, {t.name for t in checked if t.candidates})
     if check.error is not ErrorCode.NONE:
         return codec.new_response(API_KEY, ctx.api_version, error_code=int(check.error), throttle_time_ms=0,
                                   topics=[])
     subscribed = {t.name for t in checked if t.candidates and check.is_subscribed(t.name)}
-    offsets_of(ctx.world).store.delete_all(
-        request.group_id, list(chain.from_iterable(t.candidates for t in checked if t.name not in subscribed)))
+    replaced = store.delete_prepared(prepared, {key for t in checked if t.name in subscribed for key in t.candidates})
     topics, pacer, none = [], Pacer(), ErrorCode.NONE
     for t in checked:
         answered = []
@@ -75,6 +80,9 @@ def _answer(ctx: RequestContext, request: Any) -> Generator[None, None, Any]:
             yield from pacer.pause()
             answered.append(_PARTITION(partition_index=index, error_code=int(refusal if error is none else error)))
         topics.append(_TOPIC(name=t.name, partitions=answered))
+    # the deleted offsets and the working lists are freed a slice at a time (all at once: ~20-40 ms)
+    yield from released(*(c for t in checked for c in (t.parts, t.candidates)), candidates, prepared.keys,
+                        *([replaced] if replaced is not None else []))
     return codec.new_response(API_KEY, ctx.api_version, error_code=0, throttle_time_ms=0, topics=topics)
 
 
