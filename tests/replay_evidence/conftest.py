@@ -8,6 +8,9 @@ the clients' own record. About a minute per broker; brokers that cannot start fa
 ``java_evidence``: a group led by a real Java consumer (kafka-clients 4.4.0, its log at INFO) while
 kafka-python members join and leave, on the 4.4.0 broker: the Java client log, the broker's log and the
 kafka-python members' records. About 20 s.
+
+``kip848_evidence``: a KIP-848 (``consumer`` protocol) group of confluent-kafka consumers on a 4.4.0 broker
+(:mod:`tests.replay_evidence.kip848`): its server.log at INFO, the offsets dump and the clients' settled views.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import pytest
 from tests.conftest import Brokers
 from tests.replay_evidence.capture import Evidence, _create_topic, broker_lines, capture
 from tests.replay_evidence.java_client import JavaHistory, run_java_history
+from tests.replay_evidence.kip848 import History
 
 
 class Captures:
@@ -53,3 +57,16 @@ def java_evidence(kafka_brokers: Brokers, tmp_path_factory: pytest.TempPathFacto
     server_log = out / "server.log"
     server_log.write_text(broker_lines(broker.logs()))
     return history, server_log
+
+
+@pytest.fixture(scope="session")
+def kip848_evidence(kafka_brokers: Brokers, tmp_path_factory: pytest.TempPathFactory) -> History:
+    """A KIP-848 group's history on the 4.4.0 broker that tests/broker/test_kip848_replay.py uses (1 s
+    heartbeats): :mod:`tests.replay_evidence.kip848`. About 30 s."""
+    from tests.replay_evidence import kip848
+    from tests.support.kip848_capture import SETTINGS
+
+    broker = kafka_brokers.get("4", SETTINGS)
+    if broker.source == "external":
+        pytest.skip("an existing broker has its operator's settings and logs")
+    return kip848.run(broker, tmp_path_factory.mktemp("kip848-evidence"))

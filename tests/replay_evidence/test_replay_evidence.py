@@ -29,6 +29,8 @@ from rebalance_lab.replay.sources import SourceContext, parse_file
 from tests.replay_evidence.compare import disagreements, replay
 from tests.replay_evidence.conftest import Captures
 from tests.replay_evidence.java_client import JavaHistory
+from tests.replay_evidence.kip848 import History
+from tests.replay_evidence.kip848 import disagreements as kip848_disagreements
 
 SOURCE_SETS = {
     "server.log": ("broker-log",),
@@ -116,3 +118,17 @@ def test_a_java_client_log_alone_gives_each_generation_it_synced_with_members_an
     for number, g in from_client.items():
         assert g["leader_id"] == from_broker[number]["leader_id"]
         assert {m["member_id"] for m in g["members"]} == {m["member_id"] for m in from_broker[number]["members"]}
+
+
+@pytest.mark.parametrize("sources", list(SOURCE_SETS))
+def test_the_replay_of_a_kip848_group_shows_each_state_its_clients_settled_in(kip848_evidence: History,
+                                                                              sources: str) -> None:
+    """confluent-kafka consumers (``group.protocol=consumer``) joined, one left, a static member restarted: the
+    broker's INFO log alone gives each settled state's members, the dump alone and both also their partitions."""
+    history = kip848_evidence
+    assert [name for name, _ in history.states] == ["m1 joins", "m2 joins", "s3 joins", "m2 leaves", "s3 restarts"]
+    paths = {"broker-log": history.server_log, "dump-log": history.dump}
+    formats = SOURCE_SETS[sources]
+    found = kip848_disagreements([p for f in formats if (p := paths[f]) is not None],
+                                 [CANONICAL[f] for f in formats], history)
+    assert found == []

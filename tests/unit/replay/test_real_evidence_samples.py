@@ -83,3 +83,19 @@ def test_the_client_log_exporter_writes_the_lines_a_real_4_4_0_client_wrote() ->
     compared = {shape for shape in rendered if kind(shape) in kinds}
     assert len(compared) >= 6
     assert compared <= real, sorted(compared - real)
+
+
+@pytest.mark.parametrize("files", [["server.log"], ["offsets.dump.txt"], ["server.log", "offsets.dump.txt"]],
+                         ids=["log", "dump", "both"])
+def test_a_real_kip848_groups_evidence_replays_to_each_state_its_clients_settled_in(files: list[str]) -> None:
+    """confluent-kafka consumers (``group.protocol=consumer``) on a real 4.4.0 broker: m1, m2 and the static s3
+    joined, m2 left, s3 restarted (tests/replay_evidence/kip848.py captured it: server.log at INFO, the group's
+    lines; the dump; the clients' settled views). Each source set shows every view, as far as it can tell."""
+    from tests.replay_evidence.kip848 import History
+    from tests.replay_evidence.kip848 import disagreements as kip848_disagreements
+
+    folder = SAMPLES / "evidence-kip848-4.4.0"
+    history = History.read(folder)
+    assert len(history.states) == 5
+    sources = [source for name in files for source in SOURCES[name]]
+    assert kip848_disagreements([folder / name for name in files], sources, history) == []
