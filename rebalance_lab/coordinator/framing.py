@@ -47,6 +47,10 @@ class FrameBuffer:
         self._pos = end
         return bytes(data[pos + 4 : end])
 
+    def drained(self) -> bool:
+        """Whether every byte fed so far was taken as a frame (nothing half-received is waiting)."""
+        return self._pos == len(self._data)
+
     def check_end(self) -> None:
         """At end of stream: raise FrameError if a frame was cut short."""
         left = len(self._data) - self._pos

@@ -28,7 +28,7 @@ import socket
 import struct
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -36,7 +36,14 @@ from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator import group_service, offsets_service
 from rebalance_lab.coordinator.clock import Clock
 from rebalance_lab.coordinator.cluster import BrokerInfo
-from rebalance_lab.coordinator.connection import CollectorHold, FreezeOnGrowth, IdleConnections, Output
+from rebalance_lab.coordinator.connection import (
+    TURN_S,
+    ArrivingReader,
+    CollectorHold,
+    FreezeOnGrowth,
+    IdleConnections,
+    Output,
+)
 from rebalance_lab.coordinator.framing import FrameBuffer, FrameError
 from rebalance_lab.coordinator.handlers import HandlerSpec, load_handlers
 from rebalance_lab.coordinator.handlers.api_versions import API_KEY as API_VERSIONS_KEY
@@ -59,6 +66,10 @@ _OFFLOAD_BYTES = 256 * 1024  # a frame this big is decoded in the codec thread, 
 _LARGE_RESPONSE_ENTRIES = 2_000  # topics or partitions in an answer worth encoding in the codec thread
 _STEP_BUDGET_S = 0.005  # a Stepped handler runs this long, then lets the other connections in
 _RELEASE_SLICE = 2_000  # entries of a big message freed between two turns of the loop
+# Requests answered as their bytes arrive when they can be (ArrivingReader): the heartbeats, whose fast-path
+# codecs read them and whose handlers answer at once. Their answers list no topics or partitions.
+_AT_ONCE: frozenset[int] = frozenset({classic_heartbeat_codec.API_KEY, heartbeat_codec.API_KEY})
+_AT_ONCE_PREFIXES: frozenset[bytes] = frozenset(struct.pack(">h", key) for key in _AT_ONCE)
 # Answers without lists of topics or partitions (the heartbeats' fast-path answers): _large is not asked
 _ANSWERS_NEVER_LARGE: frozenset[type] = frozenset({heartbeat_codec.HeartbeatResponse,
                                                    classic_heartbeat_codec.HeartbeatResponse})
@@ -159,19 +170,28 @@ class EmulatorServer:
                 world.cluster.create_topic(topic, partitions)
         for broker, sock in zip(brokers, sockets, strict=True):
             node = world.nodes[broker.node_id]
-            server = await asyncio.start_server(
-                self._client_handler(node), sock=sock, ssl=self._security.ssl_context
-            )
+            server = await self._start_server(self._client_handler(node), sock, self._security)
             self._servers.append(server)
         for security, extra_sockets in extra:
             for broker, sock in zip(brokers, extra_sockets, strict=True):
                 handler = self._client_handler(world.nodes[broker.node_id], security)
-                self._servers.append(await asyncio.start_server(handler, sock=sock, ssl=security.ssl_context))
+                self._servers.append(await self._start_server(handler, sock, security))
         if extra:
             world.services[additional.ADDRESSES] = additional.addresses(extra, brokers)
         self._arm_timer()
         self._schedule_idle_sweep()
         return self
+
+    async def _start_server(self, handler: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any],
+                            sock: socket.socket, security: ListenerSecurity) -> asyncio.base_events.Server:
+        """``asyncio.start_server`` with an :class:`ArrivingReader` as each connection's reader."""
+        loop = self._loop
+        assert loop is not None
+
+        def protocol() -> asyncio.StreamReaderProtocol:
+            return asyncio.StreamReaderProtocol(ArrivingReader(2**16, loop), handler, loop=loop)
+
+        return await loop.create_server(protocol, sock=sock, ssl=security.ssl_context)
 
     async def stop(self) -> None:
         for server in self._servers:
@@ -342,11 +362,14 @@ class EmulatorServer:
         self._sessions[cid].bind_frames(frames)  # SASL: sasl.server.max.receive.size until authenticated
         idle = self._idle
         try:
+            if isinstance(reader, ArrivingReader):
+                reader.answer = lambda data: self._answer_arriving(cid, node, host, out, frames, reader, data)
             while True:
                 payload = frames.next_frame()
                 if payload is None:  # read only when no complete request is left (bounded buffering)
-                    self._arm_timer()  # no timer fires while this connection's turn runs
-                    chunk = await reader.read(_READ_SIZE)
+                    chunk = await self._read(cid, reader, frames, out)
+                    if chunk is None:
+                        continue  # a request answered at arrival needed waiting: its answer was added
                     if not chunk:
                         frames.check_end()
                         return
@@ -375,6 +398,95 @@ class EmulatorServer:
             log.warning("closing connection %d from %s to broker %d: %s", cid, host, node.node_id, exc)
         except (ConnectionError, asyncio.IncompleteReadError):
             return
+
+    async def _read(self, cid: int, reader: asyncio.StreamReader, frames: FrameBuffer, out: Output) -> bytes | None:
+        """The next chunk (empty at the end), or None once the answer a request left at arrival was added."""
+        self._arm_timer()  # no timer fires while this connection's turn runs
+        arriving = reader if isinstance(reader, ArrivingReader) else None
+        if arriving is not None:
+            arriving.idle = frames.drained()  # bytes arriving now may be answered at once
+        try:
+            chunk = await reader.read(_READ_SIZE)
+        finally:
+            if arriving is not None:
+                arriving.idle = False
+        handoff = None if arriving is None else arriving.take_handoff()
+        if handoff is None:
+            return chunk
+        self._idle.begin(cid)
+        try:
+            response = await handoff
+        finally:
+            self._idle.end(cid)
+        if response is not None:
+            out.add(response)
+        if chunk:
+            frames.feed(chunk)  # what arrived after that request: taken next, in order
+        return None
+
+    def _answer_arriving(self, cid: int, node: BrokerNode, host: str, out: Output, frames: FrameBuffer,
+                         reader: ArrivingReader, data: bytes) -> int:
+        """Answer the requests at the start of ``data`` that need no waiting, in one write; bytes used.
+
+        Only while the connection's task waits with nothing half-received (ArrivingReader.idle), so the order
+        of its requests holds; at most one turn's time slice (fairness), and not while its peer leaves answers
+        unread or a fault controller may change any answer. A frame it does not take (another API, a damaged
+        or unusual heartbeat, a size out of bounds) and everything after it are left to the task.
+        """
+        session = self._sessions.get(cid)
+        if session is None or session.authenticating or "faults" in self.world.services or out.backlogged():
+            return 0
+        started, pos, end = time.perf_counter(), 0, len(data)
+        while end - pos > 6 and data[pos + 4:pos + 6] in _AT_ONCE_PREFIXES:
+            (size,) = _SIZE.unpack_from(data, pos)
+            stop = pos + 4 + size
+            if not 0 <= size <= frames.max_bytes or stop > end:
+                break
+            try:
+                answer = self._answer_now(cid, node, host, session, data[pos + 4:stop])
+            except ConnectionClosed as exc:
+                answer = _raising(exc)
+            if answer is None:
+                break
+            pos = stop
+            if not isinstance(answer, bytes):
+                reader.handoff = answer
+                break
+            out.hold(answer)
+            if time.perf_counter() - started >= TURN_S:
+                break
+        if pos:
+            self._idle.touch(cid)
+            out.flush()
+            self._arm_timer()
+        return pos
+
+    def _answer_now(self, cid: int, node: BrokerNode, host: str, session: ConnectionSecurity,
+                    payload: bytes) -> bytes | Awaitable[bytes | None] | None:
+        """A fast-path request's answer, or an awaitable of it if its handler must wait, or None to leave it to
+        the task (_process; its checks made here in the same order, so a request left to it gets its verdict)."""
+        request = codec.decode_request_fast(payload)
+        if request is None or not node.up:
+            return None
+        world = self.world
+        spec = self._handlers.get(request.api_key)
+        if spec is None or not world.versions.supports(request.api_key, request.api_version):
+            return None
+        self._observe(request, request.client_id)
+        ctx = RequestContext(
+            request.api_key, request.api_version, request.correlation_id, request.client_id, host, cid, node, world,
+            session.principal, session.listener,
+        )
+        result = self._handle(spec, ctx, request.body)
+        if isinstance(result, Parked) and result.done:
+            result = result.value
+        elif isinstance(result, Parked | Stepped) or inspect.isawaitable(result):
+            return self._encode_later(spec, ctx, request.body, result)
+        return None if result is None else codec.encode_response(result, request.correlation_id)
+
+    async def _encode_later(self, spec: HandlerSpec, ctx: RequestContext, request: Any, result: Any) -> bytes | None:
+        body = await self._settle(spec, ctx, request, result)
+        return None if body is None else codec.encode_response(body, ctx.correlation_id)
 
     async def _process(self, cid: int, node: BrokerNode, host: str, payload: bytes) -> bytes | None:
         session = self._sessions[cid]
@@ -467,26 +579,39 @@ class EmulatorServer:
         return await self._loop.run_in_executor(self._codec_pool, work, *args)
 
     async def _dispatch(self, spec: HandlerSpec, ctx: RequestContext, request: Any) -> Any:
+        return await self._settle(spec, ctx, request, self._handle(spec, ctx, request))
+
+    def _handle(self, spec: HandlerSpec, ctx: RequestContext, request: Any) -> Any:
         try:
-            result = spec.handle(ctx, request)
+            return spec.handle(ctx, request)
+        except Exception as exc:
+            return self._verdict(exc, spec, ctx, request)
+
+    async def _settle(self, spec: HandlerSpec, ctx: RequestContext, request: Any, result: Any) -> Any:
+        """The answer of a handler's result (a body, a parked reply, steps or an awaitable)."""
+        try:
             if isinstance(result, Parked):
-                result = await self._await_parked(result)
-            elif isinstance(result, Stepped):
+                return await self._await_parked(result)
+            if isinstance(result, Stepped):
                 with self._collector.held():  # a stepped handler's work is big, whatever the request's size
-                    result = await self._run_steps(result)
-            elif inspect.isawaitable(result):
+                    return await self._run_steps(result)
+            if inspect.isawaitable(result):
                 self._arm_timer()  # as for a parked reply: a long poll must not hold back the batch's timers
-                result = await result
+                return await result
             return result
-        except KafkaError as exc:
+        except Exception as exc:
+            return self._verdict(exc, spec, ctx, request)
+
+    @staticmethod
+    def _verdict(exc: Exception, spec: HandlerSpec, ctx: RequestContext, request: Any) -> Any:
+        """What a handler's exception answers: its error code, or UNKNOWN_SERVER_ERROR (logged)."""
+        if isinstance(exc, KafkaError):
             return error_response(ctx.api_key, ctx.api_version, request, exc.code)
-        except MalformedRequest as exc:  # a check Kafka makes while parsing (e.g. the ACL APIs' UNKNOWN codes)
+        if isinstance(exc, MalformedRequest):  # a check Kafka makes while parsing (the ACL APIs' UNKNOWN codes)
             raise ConnectionClosed(str(exc)) from exc
-        except asyncio.CancelledError:
-            raise
-        except Exception:
-            log.exception("handler %s failed on v%d; answering UNKNOWN_SERVER_ERROR", spec.module, ctx.api_version)
-            return error_response(ctx.api_key, ctx.api_version, request, ErrorCode.UNKNOWN_SERVER_ERROR)
+        log.error("handler %s failed on v%d; answering UNKNOWN_SERVER_ERROR", spec.module, ctx.api_version,
+                  exc_info=exc)
+        return error_response(ctx.api_key, ctx.api_version, request, ErrorCode.UNKNOWN_SERVER_ERROR)
 
     async def _run_steps(self, stepped: Stepped) -> Any:
         while True:
@@ -537,6 +662,12 @@ class ApiVersionsAnswers:
 
 
 _CORRELATION = struct.Struct(">i")
+_SIZE = struct.Struct(">i")
+
+
+async def _raising(exc: Exception) -> bytes | None:
+    """A request taken at arrival that closes its connection: the task raises it after the answers before it."""
+    raise exc
 
 
 def _large(body: Any) -> bool:
