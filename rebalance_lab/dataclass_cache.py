@@ -29,6 +29,7 @@ from typing import Any
 _compiled: dict[str, CodeType] = {}  # source -> code: what the file held, and what this process compiled
 _used: set[str] = set()  # the sources this process ran: what is saved (an edited class's old source drops out)
 _new = False
+_MAGIC = importlib.util.MAGIC_NUMBER
 
 
 def _path() -> str:
@@ -56,7 +57,8 @@ def install() -> None:
         return
     try:
         with open(_path(), "rb") as file:
-            loaded = marshal.load(file)
+            # code objects are valid only for the bytecode they were compiled to: a .pyc's magic number says which
+            loaded = marshal.load(file) if file.read(len(_MAGIC)) == _MAGIC else None
         if isinstance(loaded, dict):
             _compiled.update((k, v) for k, v in loaded.items() if isinstance(k, str) and isinstance(v, CodeType))
     except (OSError, ValueError, EOFError, TypeError):
@@ -74,6 +76,7 @@ def save() -> None:
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(temporary, "wb") as file:
+            file.write(_MAGIC)
             marshal.dump({source: _compiled[source] for source in _used}, file)
         os.replace(temporary, path)  # whole or not at all, whichever serve writes last
         _new = False

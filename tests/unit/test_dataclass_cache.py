@@ -68,3 +68,11 @@ def test_a_damaged_cache_file_is_ignored(tmp_path: Path) -> None:
     (saved,) = tmp_path.rglob("dataclass_methods*")
     saved.write_bytes(b"not marshal data")
     assert _run(tmp_path).split(" ", 2)[:2] == ["0", "True"]
+
+
+def test_a_cache_written_for_another_bytecode_version_is_ignored(tmp_path: Path) -> None:
+    _run(tmp_path)
+    (saved,) = tmp_path.rglob("dataclass_methods*")
+    content = saved.read_bytes()
+    saved.write_bytes(b"\x00\x00\r\n" + content[4:])  # same code objects, another interpreter's magic number
+    assert _run(tmp_path).split(" ", 2)[:2] == ["0", "True"]
