@@ -14,12 +14,15 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from rebalance_lab.coordinator.classic.messages import DescribedGroup, ListedGroup
-from rebalance_lab.coordinator.consumer.coordinator import ConsumerGroupCoordinator
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
+
+if TYPE_CHECKING:  # the KIP-848 package is imported when its coordinator is made (issue 22: start-up, first commit)
+    from rebalance_lab.coordinator.consumer.coordinator import ConsumerGroupCoordinator
 
 _DESCRIBE_GROUP_ID_NOT_FOUND_FROM = 6  # KIP-1043
 
@@ -39,8 +42,10 @@ def consumer_groups(world: World) -> ConsumerGroupCoordinator:
 
 
 def holds(world: World, group_id: str) -> bool:
-    """True when ``group_id`` is a consumer group (the classic coordinator then does not know it)."""
-    return consumer_groups(world).has_group(group_id)
+    """True when ``group_id`` is a consumer group (the classic coordinator then does not know it). Before the
+    KIP-848 coordinator is made there is no consumer group, and asking does not make it."""
+    service = service_of(world)
+    return service.consumer_started and service.consumer.has_group(group_id)
 
 
 # -- offsets -----------------------------------------------------------------------------------------------------
@@ -91,7 +96,7 @@ def listing(world: World, states_filter: Iterable[str], types_filter: Iterable[s
     once held the loop)."""
     states = {s.lower().strip() for s in states_filter}
     types = {t.lower() for t in types_filter}
-    if types and "consumer" not in types:
+    if (types and "consumer" not in types) or not service_of(world).consumer_started:
         return 0, iter(())
     count, entries = consumer_groups(world).listing()
     return count, (ListedGroup(group_id, "consumer", state, group_type) for group_id, state, group_type in entries

@@ -152,3 +152,38 @@ def test_a_handler_whose_declarations_disagree_with_the_table_does_not_load() ->
 
     with pytest.raises(RuntimeError, match="join_group declares"):
         handlers.HandlerSpec(12, (0, 4), "join_group").load()
+
+
+OFFSET_COMMIT, OFFSET_FETCH, LIST_GROUPS = 8, 9, 16
+
+
+def _classic_offsets_and_listing(address: tuple[str, int]) -> None:
+    """What a classic consumer group's member and an admin do first: commit, fetch, list the groups."""
+    commit, fetch = codec.request_type(OFFSET_COMMIT), codec.request_type(OFFSET_FETCH)
+    with socket.create_connection(address, timeout=30) as sock:
+        partition = codec.data_class(commit, "OffsetCommitRequestPartition")(partition_index=0, committed_offset=5)
+        topic = codec.data_class(commit, "OffsetCommitRequestTopic")(name="t", partitions=[partition])
+        _call(sock, OFFSET_COMMIT, 8, 1, group_id="h", topics=[topic])
+        group = codec.data_class(fetch, "OffsetFetchRequestGroup")(group_id="h", topics=None)
+        assert _call(sock, OFFSET_FETCH, 8, 2, groups=[group]).groups[0].error_code == 0
+        assert _call(sock, LIST_GROUPS, 4, 3).error_code == 0
+
+
+def test_a_classic_groups_offsets_and_listing_do_not_make_the_kip848_coordinator() -> None:
+    """OffsetCommit, OffsetFetch and ListGroups ask whether a group id is a KIP-848 consumer group; before any
+    consumer group exists the answer is no, without importing that coordinator (about 55 modules, a first
+    commit's ~0.1 s)."""
+    proc = subprocess.Popen([sys.executable, "-c", _WRAPPER, *SERVE], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        host, port = first.rsplit(" ", 1)[1].strip().rsplit(":", 1)
+        _classic_offsets_and_listing((host, int(port)))
+        proc.send_signal(signal.SIGUSR1)
+        modules = set(proc.stdout.readline().split()[1:])
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    assert "rebalance_lab.coordinator.handlers.offset_commit" in modules
+    assert _imported(modules, "rebalance_lab.coordinator.consumer") == []
