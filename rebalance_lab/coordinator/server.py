@@ -27,13 +27,13 @@ import logging
 import socket
 import struct
 import time
-import uuid
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator import group_service, offsets_service
+from rebalance_lab.coordinator.answer_sizes import is_large, release
 from rebalance_lab.coordinator.clock import Clock
 from rebalance_lab.coordinator.cluster import BrokerInfo
 from rebalance_lab.coordinator.connection import (
@@ -63,16 +63,11 @@ log = logging.getLogger("rebalance_lab.server")
 # and socket.request.max.bytes bounds it), and is read again only when it has no complete frame left.
 _READ_SIZE = 64 * 1024
 _OFFLOAD_BYTES = 256 * 1024  # a frame this big is decoded in the codec thread, and its answer encoded there
-_LARGE_RESPONSE_ENTRIES = 2_000  # topics or partitions in an answer worth encoding in the codec thread
 _STEP_BUDGET_S = 0.005  # a Stepped handler runs this long, then lets the other connections in
-_RELEASE_SLICE = 2_000  # entries of a big message freed between two turns of the loop
 # Requests answered as their bytes arrive when they can be (ArrivingReader): the heartbeats, whose fast-path
 # codecs read them and whose handlers answer at once. Their answers list no topics or partitions.
 _AT_ONCE: frozenset[int] = frozenset({classic_heartbeat_codec.API_KEY, heartbeat_codec.API_KEY})
 _AT_ONCE_PREFIXES: frozenset[bytes] = frozenset(struct.pack(">h", key) for key in _AT_ONCE)
-# Answers without lists of topics or partitions (the heartbeats' fast-path answers): _large is not asked
-_ANSWERS_NEVER_LARGE: frozenset[type] = frozenset({heartbeat_codec.HeartbeatResponse,
-                                                   classic_heartbeat_codec.HeartbeatResponse})
 
 WorldHook = Callable[[World], None]
 RequestObserver = Callable[[int, int, str], None]  # (api_key, api_version, client_id)
@@ -551,14 +546,14 @@ class EmulatorServer:
             return error_response(ctx.api_key, ctx.api_version, request, ErrorCode.UNKNOWN_SERVER_ERROR)
 
     async def _encode(self, body: Any, correlation_id: int, request: Any, *, big: bool) -> bytes:
-        if not (big or _large(body)):
+        if not (big or is_large(body)):
             return codec.encode_response(body, correlation_id)
         with self._collector.held():
             response = bytes(await self._off_loop(codec.encode_response, body, correlation_id))
             if big:
-                await _release(request, body)
+                await release(request, body)
             else:
-                await _release(body)  # a small request's answer may be big (DescribeAcls, ListGroups)
+                await release(body)  # a small request's answer may be big (DescribeAcls, ListGroups)
         return response
 
     async def _decode(self, payload: bytes) -> codec.DecodedRequest:
@@ -668,97 +663,3 @@ _SIZE = struct.Struct(">i")
 async def _raising(exc: Exception) -> bytes | None:
     """A request taken at arrival that closes its connection: the task raises it after the answers before it."""
     raise exc
-
-
-def _large(body: Any) -> bool:
-    """Whether an answer lists enough entries (at any depth: topics, partitions, ACL resources, members'
-    partitions) that encoding it would hold the loop; stops counting once it knows."""
-    if type(body) in _ANSWERS_NEVER_LARGE:
-        return False
-    return _entries(body, 0, _DEPTH) > _LARGE_RESPONSE_ENTRIES
-
-
-_SLOTS: dict[type, tuple[str, ...]] = {}  # the slot names of each message class (kafka-python's containers)
-_CONTAINERS: dict[type, tuple[str, ...]] = {}
-_DEPTH = 5  # answer -> groups -> members -> assignment -> topics -> partitions (ConsumerGroupDescribe)
-_SCALARS = (int, float, str, bytes, bytearray, memoryview, set, frozenset, uuid.UUID, type(None))
-
-
-def _names(message: Any) -> tuple[str, ...]:
-    names = _SLOTS.get(type(message))
-    if names is None:
-        names = _SLOTS[type(message)] = tuple(n for c in type(message).__mro__ for n in c.__dict__.get("__slots__", ()))
-    return names + tuple(message.__dict__) if hasattr(message, "__dict__") else names
-
-
-def _containers(entry: Any) -> tuple[str, ...]:
-    """The fields of an entry's class that hold lists or structs (as seen in the first entry of that class)."""
-    names = _CONTAINERS.get(type(entry))
-    if names is None:
-        names = _CONTAINERS[type(entry)] = tuple(n for n in _names(entry)
-                                                 if not isinstance(getattr(entry, n, None), _SCALARS))
-    return names
-
-
-def _fields(message: Any) -> list[Any]:
-    """The field values of a message object, whatever the codec's class (slots or a ``__dict__``)."""
-    if isinstance(message, _SCALARS):
-        return []
-    return [getattr(message, name, None) for name in _names(message)]
-
-
-def _entries(message: Any, total: int, depth: int) -> int:
-    """``total`` plus the list entries of ``message`` down to ``depth`` levels, or more than the limit."""
-    for value in _fields(message):
-        total = _value_entries(value, total, depth)
-        if total > _LARGE_RESPONSE_ENTRIES:
-            break
-    return total
-
-
-def _value_entries(value: Any, total: int, depth: int) -> int:
-    if isinstance(value, list):
-        total += len(value)
-        if depth == 0 or not value or isinstance(value[0], _SCALARS):
-            return total
-        # The entries of a list share a shape: only the fields that hold lists or structs in the first are
-        # looked at (60 ApiVersions entries cost nothing; topics are looked at for their partitions)
-        inner = _containers(value[0])
-        for item in value if inner else ():
-            for name in inner:
-                total = _value_entries(getattr(item, name, None), total, depth - 1)
-            if total > _LARGE_RESPONSE_ENTRIES:
-                break
-        return total
-    if depth > 0 and not isinstance(value, _SCALARS):
-        return _entries(value, total, depth - 1)  # a nested struct (a member's assignment)
-    return total
-
-
-async def _release(*messages: Any) -> None:
-    """Free a big request's and answer's entries a slice at a time, yielding in between.
-
-    Freeing 250,000 topic entries at once is one C call that holds the GIL for 100-200 ms: the loop
-    would stall after the answer as it no longer does before it. Lists inside the entries of a short
-    list are freed first (a few topics of 10,000 partitions each, a group's members' partitions).
-    """
-    for message in messages:
-        await _release_lists(message, _DEPTH)
-
-
-async def _release_lists(message: Any, depth: int) -> None:
-    for value in _fields(message):
-        if isinstance(value, list):
-            for item in value if depth > 0 and len(value) <= _RELEASE_SLICE else ():
-                if isinstance(item, _SCALARS):
-                    break
-                await _release_lists(item, depth - 1)
-            await _release_list(value)
-        elif depth > 0 and not isinstance(value, _SCALARS):
-            await _release_lists(value, depth - 1)
-
-
-async def _release_list(items: list[Any]) -> None:
-    while len(items) > _RELEASE_SLICE:
-        del items[-_RELEASE_SLICE:]
-        await asyncio.sleep(0)

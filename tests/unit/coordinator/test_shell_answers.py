@@ -7,7 +7,8 @@ import uuid
 from types import SimpleNamespace
 from typing import Any
 
-from rebalance_lab.coordinator.server import ApiVersionsAnswers, _large
+from rebalance_lab.coordinator.answer_sizes import is_large as _large
+from rebalance_lab.coordinator.server import ApiVersionsAnswers
 from rebalance_lab.protocol import codec
 
 
