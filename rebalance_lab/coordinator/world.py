@@ -69,8 +69,13 @@ class World:
             waker()
 
     def next_deadline(self) -> int | None:
-        deadlines = [d for d in (c.next_deadline() for c in self._timed) if d is not None]
-        return min(deadlines) if deadlines else None
+        """The earliest deadline of any component (asked after every read of a connection: no lists made)."""
+        earliest = None
+        for component in self._timed:
+            deadline = component.next_deadline()
+            if deadline is not None and (earliest is None or deadline < earliest):
+                earliest = deadline
+        return earliest
 
     def fire_timers(self, now_ms: int | None = None) -> None:
         now = self.now_ms() if now_ms is None else now_ms
