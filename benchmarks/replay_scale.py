@@ -431,31 +431,43 @@ def _write_jsonl(work: Path, per_file: dict[str, list[dict[str, Any]]]) -> list[
 _CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 
 
-def tree_cpu_seconds() -> float:
+def tree_cpu_split() -> dict[str, float]:
     """CPU seconds of this process and of every descendant (the driver JVM, its Python daemon and workers), those
-    already reaped included: a figure the machine's load does not inflate as it does the wall clock."""
+    already reaped included: a figure the machine's load does not inflate as it does the wall clock. Given as
+    ``{"jvm": ..., "python": ...}``, to show where Spark's CPU goes beyond the work both runners share; a process's
+    reaped children (a JVM's are Python daemons and workers) count as Python."""
     parents: dict[int, int] = {}
-    spent: dict[int, float] = {}
+    own: dict[int, float] = {}
+    reaped: dict[int, float] = {}
+    command: dict[int, str] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except (OSError, IndexError):
+            head, tail = stat.read_text().rsplit(")", 1)
+        except (OSError, ValueError):
             continue  # gone meanwhile
+        fields = tail.split()
         pid = int(stat.parent.name)
         parents[pid] = int(fields[1])
-        spent[pid] = sum(int(x) for x in fields[11:15]) / _CLOCK_TICK  # utime stime cutime cstime
+        command[pid] = head.partition("(")[2]
+        own[pid] = (int(fields[11]) + int(fields[12])) / _CLOCK_TICK  # utime stime
+        reaped[pid] = (int(fields[13]) + int(fields[14])) / _CLOCK_TICK  # cutime cstime
     mine = {os.getpid()}
     grew = True  # a child's pid is not always above its parent's: widen to a fixed point
     while grew:
         found = {pid for pid, parent in parents.items() if parent in mine} - mine
         grew = bool(found)
         mine |= found
-    return sum(spent.get(pid, 0.0) for pid in mine)
+    split = {"jvm": 0.0, "python": 0.0}
+    for pid in mine:
+        split["jvm" if command.get(pid) == "java" else "python"] += own.get(pid, 0.0)
+        split["python"] += reaped.get(pid, 0.0)
+    return split
 
 
 def run_on_spark(files: list[Path], out: Path, assignor: str, master: str
-                 ) -> tuple[float, float, dict[str, float], float]:
-    """(session start seconds, pipeline seconds, phases, pipeline CPU seconds) of run_spark on ``master``."""
+                 ) -> tuple[float, float, dict[str, float], dict[str, float]]:
+    """(session start seconds, pipeline seconds, phases, pipeline CPU seconds of the JVM and of Python) of
+    run_spark on ``master``."""
     from rebalance_lab.replay.spark import build_session, run_spark
 
     started = time.perf_counter()
@@ -463,11 +475,11 @@ def run_on_spark(files: list[Path], out: Path, assignor: str, master: str
     spark.range(1).count()  # the first job's fixed cost belongs to the start, not to the parse
     start_s = time.perf_counter() - started
     try:
-        cpu = tree_cpu_seconds()
+        before = tree_cpu_split()
         begun = time.perf_counter()
         result = run_spark(spark, [str(f) for f in files], whatif=(assignor,), out_dir=out, report=False)
         seconds = time.perf_counter() - begun
-        cpu = tree_cpu_seconds() - cpu
+        cpu = {kind: spent - before[kind] for kind, spent in tree_cpu_split().items()}
     finally:
         spark.stop()
     print(f"  parsed {result.parse_report.events:,} events")
@@ -598,9 +610,11 @@ def main(argv: list[str] | None = None) -> int:
 def one_pair(args: argparse.Namespace, files: list[Path], work: Path, run: int) -> tuple[float, float | None]:
     """One Spark run then (unless --skip-single) one single-process run; their pipeline seconds."""
     label = f"run {run}: " if args.runs > 1 else ""
-    start_s, spark_s, phases, spark_cpu = run_on_spark(files, work / "out-spark", args.assignor, args.master)
+    start_s, spark_s, phases, split = run_on_spark(files, work / "out-spark", args.assignor, args.master)
+    spark_cpu = sum(split.values())
     print(f"{label}spark {args.master}: {spark_s:.1f} s for parse -> episodes -> what-if ({args.assignor}) "
-          f"+ {start_s:.1f} s session start; {spark_cpu:.1f} CPU-s (driver, JVM, Python workers)")
+          f"+ {start_s:.1f} s session start; {spark_cpu:.1f} CPU-s (driver, JVM, Python workers: "
+          f"JVM {split['jvm']:.1f}, Python {split['python']:.1f})")
     print("  phases: " + " · ".join(f"{name} {seconds:.1f} s" for name, seconds in phases.items()))
     if args.skip_single:
         return spark_s, None
