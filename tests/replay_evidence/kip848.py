@@ -15,7 +15,6 @@ The broker is the one tests/broker/test_kip848_replay.py asks for (1 s heartbeat
 from __future__ import annotations
 
 import json
-import threading
 import time
 import uuid
 from collections.abc import Sequence
@@ -27,6 +26,7 @@ from rebalance_lab.replay import coverage
 from tests.replay_evidence import scenario
 from tests.replay_evidence.capture import _create_topic, broker_lines, dump_offsets
 from tests.replay_evidence.compare import replay
+from tests.support import kip848_capture
 from tests.support.kafka_broker import KafkaBroker
 
 PARTITIONS = scenario.TOPIC_PARTITIONS
@@ -36,38 +36,21 @@ STEP_TIMEOUT_S = 30.0
 State = dict[str, list[int]]  # instance id or member id -> partitions
 
 
-class Member:
+class Member(kip848_capture.Member):
     """A confluent-kafka consumer polled by its own thread, which also reads its assignment after each poll."""
 
     def __init__(self, bootstrap: str, group: str, topic: str, instance: str | None = None) -> None:
-        from confluent_kafka import Consumer
-
-        config: dict[str, Any] = {"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer",
-                                  "group.remote.assignor": "uniform", "enable.auto.commit": False}
-        if instance is not None:
-            config["group.instance.id"] = instance
         self.instance = instance
-        self.consumer = Consumer(config)
-        self.consumer.subscribe([topic])
-        self.member_id = ""
+        self.seen_member_id = ""
         self.partitions: list[int] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
+        super().__init__(bootstrap, instance, group=group, topic=topic)
 
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            self.consumer.poll(0.2)
-            self.member_id = str(self.consumer.memberid() or "")
-            self.partitions = sorted(tp.partition for tp in self.consumer.assignment())
+    def _polled(self) -> None:
+        self.seen_member_id = self.member_id()
+        self.partitions = sorted(tp.partition for tp in self.consumer.assignment())
 
     def key(self) -> str:
-        return self.instance or self.member_id
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.consumer.close()
+        return self.instance or self.seen_member_id
 
 
 @dataclass
@@ -90,7 +73,7 @@ class History:
 
 def _view(members: Sequence[Member]) -> State | None:
     """The members' view when it is a whole assignment: every partition once, every member known."""
-    if not all(m.member_id for m in members):
+    if not all(m.seen_member_id for m in members):
         return None
     owned = sorted(p for m in members for p in m.partitions)
     if owned != list(range(PARTITIONS)):
@@ -118,6 +101,9 @@ def run(broker: KafkaBroker, out: Path) -> History:
     history = History(f"evidence-848-{suffix}")
     topic = f"evidence-848-{suffix}"
     _create_topic(broker.bootstrap, topic)
+    # the broker is shared with tests/broker/test_kip848_replay.py, which turns this logger to DEBUG: the evidence is
+    # the log at the level the distribution ships (INFO for the group coordinator, docker/kafka/log4j2.properties)
+    kip848_capture.set_coordinator_log_level(broker.bootstrap, "INFO")
     members: dict[str, Member] = {}
 
     def step(name: str) -> None:

@@ -75,8 +75,8 @@ def _now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
-def consumer_config(bootstrap: str, instance: str | None = None) -> dict[str, Any]:
-    config: dict[str, Any] = {"bootstrap.servers": bootstrap, "group.id": GROUP, "group.protocol": "consumer",
+def consumer_config(bootstrap: str, instance: str | None = None, group: str = GROUP) -> dict[str, Any]:
+    config: dict[str, Any] = {"bootstrap.servers": bootstrap, "group.id": group, "group.protocol": "consumer",
                               "group.remote.assignor": "uniform", "auto.offset.reset": "earliest",
                               "enable.auto.commit": False}
     if instance is not None:
@@ -87,11 +87,11 @@ def consumer_config(bootstrap: str, instance: str | None = None) -> dict[str, An
 class Member:
     """A confluent-kafka (librdkafka) consumer in this process, polled by its own thread."""
 
-    def __init__(self, bootstrap: str, instance: str | None = None) -> None:
+    def __init__(self, bootstrap: str, instance: str | None = None, *, group: str = GROUP, topic: str = TOPIC) -> None:
         from confluent_kafka import Consumer
 
-        self.consumer = Consumer(consumer_config(bootstrap, instance))
-        self.consumer.subscribe([TOPIC])
+        self.consumer = Consumer(consumer_config(bootstrap, instance, group))
+        self.consumer.subscribe([topic])
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
@@ -99,6 +99,10 @@ class Member:
     def _run(self) -> None:
         while not self._stop.is_set():
             self.consumer.poll(0.2)
+            self._polled()
+
+    def _polled(self) -> None:
+        """Called on the polling thread after each poll."""
 
     def member_id(self) -> str:
         return str(self.consumer.memberid() or "")
@@ -109,12 +113,13 @@ class Member:
         self.consumer.close()
 
 
-def _set_coordinator_debug(bootstrap: str) -> None:
+def set_coordinator_log_level(bootstrap: str, level: str) -> None:
+    """The level of the coordinator's ``GroupMetadataManager`` logger on the running broker (broker-logger API)."""
     from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
 
     admin: Any = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="kip848-capture")
     try:
-        resource = ConfigResource(ConfigResourceType.BROKER_LOGGER, "1", configs={COORDINATOR_LOGGER: "DEBUG"})
+        resource = ConfigResource(ConfigResourceType.BROKER_LOGGER, "1", configs={COORDINATOR_LOGGER: level})
         admin.alter_configs([resource])
     finally:
         admin.close()
@@ -174,7 +179,7 @@ def run_history(broker: KafkaBroker) -> list[Step]:
     """Drive the group through the module docstring's history; the steps with their wall-clock times."""
     bootstrap = broker.bootstrap
     _create_topic(bootstrap, 6)
-    _set_coordinator_debug(bootstrap)
+    set_coordinator_log_level(bootstrap, "DEBUG")
     steps: list[Step] = []
 
     def step(name: str, member: str | None) -> None:
