@@ -23,11 +23,12 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from rebalance_lab.protocol.wire_primitives import request_header
+
 API_KEY = 12
 VERSIONS = (0, 1, 2, 3, 4)
 FLEXIBLE = 4  # flexibleVersions "4+"
 
-_HEADER = struct.Struct(">hhih")  # api key, version, correlation id, client id length (request header v1/v2)
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 # Framed responses: size, correlation id, [header tags,] [throttle,] error code[, body tags].
@@ -69,13 +70,10 @@ def decode_request(payload: bytes) -> tuple[int, str, HeartbeatRequest] | None:
 
 
 def _decode(payload: bytes) -> tuple[int, str, HeartbeatRequest] | None:
-    api_key, version, correlation_id, client_length = _HEADER.unpack_from(payload, 0)
-    if api_key != API_KEY or not 0 <= version <= FLEXIBLE:
+    header = request_header(payload, API_KEY, VERSIONS)
+    if header is None:
         return None
-    pos = _HEADER.size + max(client_length, 0)
-    if pos > len(payload):
-        return None
-    client_id = payload[_HEADER.size : pos].decode("utf-8") if client_length > 0 else ""
+    version, correlation_id, client_id, pos = header
     if version >= FLEXIBLE:
         if payload[pos] != 0:
             return None  # header tagged fields

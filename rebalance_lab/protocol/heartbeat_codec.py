@@ -22,12 +22,13 @@ import struct
 import uuid
 from dataclasses import dataclass, field
 
+from rebalance_lab.protocol.wire_primitives import request_header, uvarint
+
 API_KEY = 68
 VERSIONS = (0, 1)
 
 _I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
-_HEADER = struct.Struct(">hhih")  # api key, version, correlation id, client id length (request header v2)
 _RESPONSE_HEAD = struct.Struct(">iibih")  # size, correlation id, header tags, throttle, error code
 _EPOCH_INTERVAL = struct.Struct(">ii")
 # What follows the epoch in a plain heartbeat: instance and rack id null, rebalance timeout -1, names null,
@@ -172,13 +173,10 @@ def decode_request(payload: bytes) -> tuple[int, str, HeartbeatRequest] | None:
 
 
 def _decode(payload: bytes) -> tuple[int, str, HeartbeatRequest] | None:
-    api_key, version, correlation_id, client_length = _HEADER.unpack_from(payload, 0)
-    if api_key != API_KEY or version not in VERSIONS:
+    header = request_header(payload, API_KEY, VERSIONS)
+    if header is None:
         return None
-    pos = _HEADER.size + max(client_length, 0)
-    if pos > len(payload):
-        return None
-    client_id = payload[_HEADER.size : pos].decode("utf-8") if client_length > 0 else ""
+    version, correlation_id, client_id, pos = header
     if payload[pos] != 0:
         return None  # header tagged fields
     body = pos + 1
@@ -213,29 +211,20 @@ def _decode_rest(payload: bytes, correlation_id: int, client_id: str, version: i
     return correlation_id, client_id, body
 
 
-def _uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
 def _nullable_string(value: str | None) -> bytes:
     if value is None:
         return b"\x00"
     raw = value.encode("utf-8")
-    return _uvarint(len(raw) + 1) + raw
+    return uvarint(len(raw) + 1) + raw
 
 
 def _assignment(assignment: Assignment | None) -> bytes:
     if assignment is None:
         return b"\xff"  # a nullable struct in a flexible version: int8 -1 (null) or 1 then the struct
-    parts = [b"\x01", _uvarint(len(assignment.topic_partitions) + 1)]
+    parts = [b"\x01", uvarint(len(assignment.topic_partitions) + 1)]
     for topic in assignment.topic_partitions:
         partitions = topic.partitions
-        parts += [topic.topic_id.bytes, _uvarint(len(partitions) + 1),
+        parts += [topic.topic_id.bytes, uvarint(len(partitions) + 1),
                   struct.pack(f">{len(partitions)}i", *partitions), b"\x00"]
     parts.append(b"\x00")
     return b"".join(parts)

@@ -20,6 +20,7 @@ from itertools import islice
 from typing import Any
 
 from rebalance_lab.protocol.schema_model import FieldSpec, Message, StructSpec, bits_of
+from rebalance_lab.protocol.wire_primitives import uvarint
 
 Reader = Callable[[bytes, int], tuple[Any, int]]
 Writer = Callable[[Any, list[bytes]], None]
@@ -64,18 +65,6 @@ def skip_tags(data: bytes, pos: int) -> int:
     return pos
 
 
-def uvarint(value: int) -> bytes:
-    if value < 0x80:
-        return _SMALL[value]
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
-
-
-_SMALL = [bytes([n]) for n in range(0x80)]
 
 
 # -- scalars -----------------------------------------------------------------------------------------------------

@@ -21,8 +21,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from rebalance_lab.protocol.wire_primitives import uvarint
 from rebalance_lab.replay.column_types import Columns, ColumnType, ListOf, Prim, Struct
-from rebalance_lab.replay.thrift_compact import Field, encode_struct, uvarint
+from rebalance_lab.replay.thrift_compact import Field, encode_struct
 
 #: The local engine writes tables of up to this many rows (all tables and events together) with this writer.
 PLAIN_MAX_ROWS = 20_000

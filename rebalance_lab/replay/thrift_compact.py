@@ -9,19 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from rebalance_lab.protocol.wire_primitives import uvarint
+
 Field = tuple[int, str, Any]
 
 _TYPE = {"bool": 1, "i32": 5, "i64": 6, "binary": 8, "list": 9, "struct": 12}
 _TRUE, _FALSE = 1, 2
-
-
-def uvarint(value: int) -> bytes:
-    out = bytearray()
-    while value > 0x7F:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
-    return bytes(out)
 
 
 def _zigzag(value: int) -> bytes:

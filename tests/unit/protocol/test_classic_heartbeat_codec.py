@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from rebalance_lab.protocol import classic_heartbeat_codec, codec
 from rebalance_lab.protocol.classic_heartbeat_codec import HeartbeatRequest, HeartbeatResponse
-from rebalance_lab.protocol.errors import MalformedRequest
+from tests.unit.protocol.fast_path_checks import assert_the_generic_verdict, damaged, outcome, payload
 
 SCHEMAS = Path(codec.__file__).parent / "schemas" / "kafka_messages.json"
 INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -39,16 +39,7 @@ def requests(draw: st.DrawFn) -> tuple[int, str | None, Any]:
 
 
 def _payload(version: int, client_id: str | None, request: Any) -> bytes:
-    return codec.encode_request(request, 41, client_id)[4:]
-
-
-def _outcome(decode: Any, payload: bytes) -> Any:
-    try:
-        decoded = decode(payload)
-    except MalformedRequest:
-        return "MalformedRequest"
-    return decoded.api_key, decoded.api_version, decoded.correlation_id, decoded.client_id, \
-        codec.encode_body(decoded.body, decoded.api_version)
+    return payload(request, client_id)
 
 
 @given(requests())
@@ -74,16 +65,7 @@ def test_the_fast_path_decodes_any_request_as_the_generic_codec_does(case: tuple
 def test_damaged_requests_get_the_generic_codecs_verdict(
     case: tuple[int, str | None, Any], data: st.DataObject
 ) -> None:
-    payload = bytearray(_payload(*case))
-    cut = data.draw(st.integers(0, len(payload)))
-    if data.draw(st.booleans()):
-        del payload[cut:]  # truncated
-    elif cut < len(payload):
-        payload[cut] = data.draw(st.integers(0, 255))  # one byte changed
-    else:
-        payload += data.draw(st.binary(min_size=1, max_size=3))  # trailing bytes
-    damaged = bytes(payload)
-    assert _outcome(codec.decode_request, damaged) == _outcome(codec.decode_request_generic, damaged)
+    assert_the_generic_verdict(damaged(_payload(*case), data))
 
 
 def test_tagged_fields_in_a_v4_header_or_body_are_left_to_the_generic_codec() -> None:
@@ -103,7 +85,7 @@ def test_a_null_group_id_gets_the_generic_codecs_verdict(version: int) -> None:
     at = struct.calcsize(">hhih") + 1
     null_group = payload[:at] + b"\xff\xff" + payload[at + 3:]  # "g" was 00 01 'g'
     assert classic_heartbeat_codec.decode_request(null_group) is None
-    assert _outcome(codec.decode_request, null_group) == _outcome(codec.decode_request_generic, null_group)
+    assert outcome(codec.decode_request, null_group) == outcome(codec.decode_request_generic, null_group)
 
 
 def test_a_consumer_group_heartbeat_is_not_read_as_a_classic_one() -> None:

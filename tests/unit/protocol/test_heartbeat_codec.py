@@ -20,9 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rebalance_lab.protocol import codec, heartbeat_codec
-from rebalance_lab.protocol.errors import ErrorCode, MalformedRequest
+from rebalance_lab.protocol.errors import ErrorCode
 from rebalance_lab.protocol.heartbeat_codec import Assignment, HeartbeatResponse, TopicPartitions
 from tests.unit.protocol import kio_oracle
+from tests.unit.protocol.fast_path_checks import assert_the_generic_verdict, damaged, outcome, payload
 
 SCHEMAS = Path(codec.__file__).parent / "schemas"
 INT32 = st.integers(-(2**31), 2**31 - 1)
@@ -51,15 +52,7 @@ def requests(draw: st.DrawFn) -> tuple[int, str | None, Any]:
 
 
 def _payload(version: int, client_id: str | None, request: Any) -> bytes:
-    return codec.encode_request(request, 41, client_id)[4:]
-
-
-def _outcome(decode: Any, payload: bytes) -> Any:
-    try:
-        decoded = decode(payload)
-    except MalformedRequest:
-        return "MalformedRequest"
-    return decoded.api_version, decoded.correlation_id, decoded.client_id, codec.generic(decoded.body)
+    return payload(request, client_id)
 
 
 @given(requests())
@@ -68,7 +61,7 @@ def test_the_fast_path_decodes_any_request_as_the_generic_codec_does(case: tuple
     payload = _payload(*case)
     fast = heartbeat_codec.decode_request(payload)
     assert fast is not None
-    assert _outcome(codec.decode_request, payload) == _outcome(codec.decode_request_generic, payload)
+    assert outcome(codec.decode_request, payload) == outcome(codec.decode_request_generic, payload)
     assert codec.encode_body(fast[2], case[0]) == codec.encode_body(case[2], case[0])
 
 
@@ -77,16 +70,7 @@ def test_the_fast_path_decodes_any_request_as_the_generic_codec_does(case: tuple
 def test_damaged_requests_get_the_generic_codecs_verdict(
     case: tuple[int, str | None, Any], data: st.DataObject
 ) -> None:
-    payload = bytearray(_payload(*case))
-    cut = data.draw(st.integers(0, len(payload)))
-    if data.draw(st.booleans()):
-        del payload[cut:]  # truncated
-    elif cut < len(payload):
-        payload[cut] = data.draw(st.integers(0, 255))  # one byte changed
-    else:
-        payload += data.draw(st.binary(min_size=1, max_size=3))  # trailing bytes
-    damaged = bytes(payload)
-    assert _outcome(codec.decode_request, damaged) == _outcome(codec.decode_request_generic, damaged)
+    assert_the_generic_verdict(damaged(_payload(*case), data))
 
 
 def _with_tag(payload: bytes, at: int) -> bytes:
@@ -111,7 +95,7 @@ def test_a_null_group_id_is_left_to_the_generic_codec() -> None:
     at = struct.calcsize(">hhih") + 1 + 1
     null_group = payload[: at] + b"\x00" + payload[at + 2 :]  # "g" was 0x02 'g'
     assert heartbeat_codec.decode_request(null_group) is None
-    assert _outcome(codec.decode_request, null_group) == _outcome(codec.decode_request_generic, null_group)
+    assert outcome(codec.decode_request, null_group) == outcome(codec.decode_request_generic, null_group)
 
 
 @st.composite
