@@ -24,6 +24,11 @@ def uvarint(value: int) -> bytes:
     return bytes(out)
 
 
+def varint(value: int) -> bytes:
+    """A signed value as a zig-zag varint (``ByteUtils.writeVarlong``; Thrift's compact integers too)."""
+    return uvarint((value << 1) ^ (value >> 63))
+
+
 def request_header(payload: bytes, api_key: int, versions: tuple[int, ...]) -> tuple[int, int, str, int] | None:
     """(version, correlation id, client id, position after the client id) of a request of ``api_key`` in one of
     ``versions``; None for any other request. Raises ``struct.error``/``UnicodeDecodeError`` on damaged bytes."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rebalance_lab.protocol.wire_primitives import uvarint
+from rebalance_lab.protocol.wire_primitives import uvarint, varint
 
 Field = tuple[int, str, Any]
 
@@ -17,13 +17,9 @@ _TYPE = {"bool": 1, "i32": 5, "i64": 6, "binary": 8, "list": 9, "struct": 12}
 _TRUE, _FALSE = 1, 2
 
 
-def _zigzag(value: int) -> bytes:
-    return uvarint((value << 1) ^ (value >> 63))
-
-
 def _value(kind: str, value: Any) -> bytes:
     if kind in ("i32", "i64"):
-        return _zigzag(value)
+        return varint(value)
     if kind == "binary":
         data = value.encode("utf-8") if isinstance(value, str) else bytes(value)
         return uvarint(len(data)) + data
@@ -47,7 +43,7 @@ def encode_struct(fields: list[Field]) -> bytes:
             out.append((delta << 4) | ctype)
         else:
             out.append(ctype)
-            out += _zigzag(fid)
+            out += varint(fid)
         if kind != "bool":
             out += _value(kind, value)
         last = fid

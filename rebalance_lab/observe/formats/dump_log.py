@@ -45,6 +45,7 @@ from rebalance_lab.observe.formats._offsets_records import (
     value_json,
 )
 from rebalance_lab.protocol.consumer_protocol import PROTOCOL_TYPE, ConsumerProtocolError
+from rebalance_lab.protocol.wire_primitives import varint
 
 DEFAULT_LOG_DIR = "/var/lib/kafka/data"
 _BATCH_OVERHEAD = 61  # DefaultRecordBatch.RECORD_BATCH_OVERHEAD
@@ -55,24 +56,13 @@ def _json(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
 
 
-def _varint(value: int) -> bytes:
-    """A zig-zag varint (``ByteUtils.writeVarint``)."""
-    n = (value << 1) ^ (value >> 63)
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
-
-
 def batch_bytes(key: bytes, value: bytes | None, base_offset: int, timestamp: int, leader_epoch: int,
                 base_sequence: int = -1) -> bytes:
     """A magic v2 batch holding one uncompressed record, as the coordinator appends it (4.x's coordinator
     runtime writes base sequence 0, 3.x's -1: both seen in the real brokers' dumps)."""
-    body = b"".join([b"\x00", _varint(0), _varint(0), _varint(len(key)), key,
-                     _varint(-1 if value is None else len(value)), value or b"", _varint(0)])
-    record = _varint(len(body)) + body
+    body = b"".join([b"\x00", varint(0), varint(0), varint(len(key)), key,
+                     varint(-1 if value is None else len(value)), value or b"", varint(0)])
+    record = varint(len(body)) + body
     after_crc = struct.pack(">hiqqqhii", 0, 0, timestamp, timestamp, -1, -1, base_sequence, 1) + record
     length = _BATCH_OVERHEAD - _LOG_OVERHEAD + len(record)
     return struct.pack(">qiibI", base_offset, length, leader_epoch, 2, crc32c(after_crc)) + after_crc
