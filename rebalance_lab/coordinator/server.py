@@ -433,7 +433,7 @@ class EmulatorServer:
             return 0
         started, pos, end = time.perf_counter(), 0, len(data)
         while end - pos > 6 and data[pos + 4:pos + 6] in _AT_ONCE_PREFIXES:
-            (size,) = _SIZE.unpack_from(data, pos)
+            (size,) = _INT32.unpack_from(data, pos)
             stop = pos + 4 + size
             if not 0 <= size <= frames.max_bytes or stop > end:
                 break
@@ -468,10 +468,7 @@ class EmulatorServer:
         if spec is None or not world.versions.supports(request.api_key, request.api_version):
             return None
         self._observe(request, request.client_id)
-        ctx = RequestContext(
-            request.api_key, request.api_version, request.correlation_id, request.client_id, host, cid, node, world,
-            session.principal, session.listener,
-        )
+        ctx = self._context(request, request.client_id, host, cid, node, session)
         result = self._handle(spec, ctx, request.body)
         if isinstance(result, Parked) and result.done:
             result = result.value
@@ -511,10 +508,7 @@ class EmulatorServer:
         except MalformedRequest as exc:
             raise ConnectionClosed(str(exc)) from exc
         self._observe(header, request.client_id)
-        ctx = RequestContext(
-            header.api_key, header.api_version, header.correlation_id, request.client_id, host, cid, node, world,
-            session.principal, session.listener,
-        )
+        ctx = self._context(header, request.client_id, host, cid, node, session)
         # The one fault-injection hook: a pass-through unless a fault controller is installed
         # (rebalance_lab.faults registers itself as world.services["faults"]; not imported here, so
         # an emulator without faults never loads that package).
@@ -529,6 +523,11 @@ class EmulatorServer:
         if body is None:
             return None  # e.g. Produce with acks=0 has no response
         return await self._encode(body, header.correlation_id, request.body, big=len(payload) >= _OFFLOAD_BYTES)
+
+    def _context(self, header: codec.RequestHeader | codec.DecodedRequest, client_id: str, host: str, cid: int,
+                 node: BrokerNode, session: ConnectionSecurity) -> RequestContext:
+        return RequestContext(header.api_key, header.api_version, header.correlation_id, client_id, host, cid, node,
+                              self.world, session.principal, session.listener)
 
     def _observe(self, header: codec.RequestHeader | codec.DecodedRequest, client_id: str) -> None:
         for observer in self._request_observers:
@@ -653,11 +652,10 @@ class ApiVersionsAnswers:
             cached = (ctx.world.versions, codec.encode_response(build(), 0))
             self._encoded[ctx.api_version] = cached
         encoded = cached[1]
-        return encoded[:4] + _CORRELATION.pack(ctx.correlation_id) + encoded[8:]
+        return encoded[:4] + _INT32.pack(ctx.correlation_id) + encoded[8:]
 
 
-_CORRELATION = struct.Struct(">i")
-_SIZE = struct.Struct(">i")
+_INT32 = struct.Struct(">i")  # a frame's size, a response's correlation id
 
 
 async def _raising(exc: Exception) -> bytes | None:

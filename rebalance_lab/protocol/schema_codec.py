@@ -65,8 +65,6 @@ def skip_tags(data: bytes, pos: int) -> int:
     return pos
 
 
-
-
 # -- scalars -----------------------------------------------------------------------------------------------------
 
 def _slice(data: bytes, pos: int, size: int) -> bytes:

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import IO, Any
 
+from rebalance_lab.replay.column_types import EVENT_COLUMNS
+
 SCHEMA_VERSION = "rbl-event/1"
 SCHEMA_MAJOR = "rbl-event/"
 
@@ -35,14 +37,7 @@ EVENT_TYPES = frozenset({
 })
 
 #: Every column, in storage order (``events.COLUMNS`` gives each its Arrow type).
-COLUMN_NAMES = (
-    "schema_version", "source", "source_ref", "seq", "ts", "ts_kind", "cluster_id", "broker_id", "coord_partition",
-    "group_id", "group_kind", "protocol_type", "event_type", "generation", "prev_generation", "member_id",
-    "group_instance_id", "client_id", "client_host", "rack_id", "leader_id", "protocol", "supported_protocols",
-    "reason_raw", "reason_code", "client_reason", "n_members", "n_static", "session_timeout_ms",
-    "rebalance_timeout_ms", "subscription", "members", "partitions", "partitions_pending_revocation",
-    "topic_partitions", "fault", "detail", "raw",
-)
+COLUMN_NAMES = tuple(name for name, _type in EVENT_COLUMNS)  # their one definition: column_types
 _KNOWN = frozenset(COLUMN_NAMES)
 
 

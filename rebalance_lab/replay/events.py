@@ -72,8 +72,6 @@ TS = arrow_type(ct.TS)
 #: Every column, in storage order, with its Arrow type (defined in :mod:`.column_types`).
 COLUMNS: tuple[tuple[str, pa.DataType], ...] = tuple((name, arrow_type(ctype)) for name, ctype in ct.EVENT_COLUMNS)
 ARROW_SCHEMA = pa.schema([pa.field(name, dtype) for name, dtype in COLUMNS])
-if tuple(name for name, _ in COLUMNS) != COLUMN_NAMES:  # one list of names, two modules: they must agree
-    raise ImportError("replay.events.COLUMNS and replay.event_rows.COLUMN_NAMES differ")
 
 
 # --- Arrow / Parquet ------------------------------------------------------------------------------------------------

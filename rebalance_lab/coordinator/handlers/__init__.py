@@ -70,6 +70,10 @@ class HandlerSpec:
             handle = self._handle = self.load()
         return handle
 
+    def loaded(self) -> Handler:
+        """:attr:`handle`, as a callable: the module is loaded once, whether a request or an error answer asks first."""
+        return self.handle
+
     def load(self) -> Handler:
         """Import the module, check its declarations against the table, register its error answers."""
         module = importlib.import_module(f"{__name__}.{self.module}")
@@ -104,5 +108,5 @@ def load_handlers(modules: tuple[str, ...] = HANDLER_MODULES) -> dict[int, Handl
         if key in table:
             raise RuntimeError(f"api key {key} is served by both {table[key].module} and {name}")
         spec = table[key] = HandlerSpec(key, NARROWED.get(name, codec), name)
-        errors_response.register_loader(key, spec.load)
+        errors_response.register_loader(key, spec.loaded)
     return table
