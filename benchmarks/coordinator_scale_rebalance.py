@@ -6,7 +6,8 @@ one TCP connection each (a parked JoinGroup holds its connection, as in a real c
 REBALANCE_IN_PROGRESS, every other member rejoins, each follower sends its SyncGroup as soon as its
 JoinGroup is answered, the leader assigns (one partition each) and syncs, until every member holds its
 assignment. The server's CPU for it (from /proc) is taken too. After the largest size, plain heartbeats of
-every member (one in flight per connection) for a few seconds: answers per second. Then every member leaves.
+every member (one in flight per connection, benchmarks/heartbeat_driver.py) for a few seconds: answers per second,
+the server's and the driver's CPU per answer. Then every member leaves.
 """
 
 from __future__ import annotations
@@ -14,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import struct
 import subprocess
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from heartbeat_driver import DriverRun, release, run_heartbeats, sockets_of
 from kip848_targets import Pipe, cpu_seconds
 
 from rebalance_lab.protocol import codec
@@ -57,6 +60,7 @@ class RebalanceRun:
     cpu_s: float | None
     heartbeats_per_s: float | None = None
     heartbeat_cpu_us: float | None = None  # the server's CPU per heartbeat answered (microseconds)
+    driver_cpu_us: float | None = None  # the load generator's CPU per heartbeat answered (microseconds)
 
 
 @dataclass
@@ -112,7 +116,68 @@ def _assignments(response: Any) -> list[Any]:
             for i, m in enumerate(response.members)]
 
 
-async def join_round(group: Group) -> bool:
+@dataclass
+class Round:
+    """What the timed round sends, made before the clock starts: the driver's own work stays out of the figure
+    and off the cores the server shares (every target gets the same frames)."""
+
+    joins: dict[str, bytes]  # member id -> its JoinGroup frame
+    assignments: list[bytes]  # the i-th member of the leader's list gets assignments[i] (one partition each)
+
+
+def prepare_round(group: Group) -> Round:
+    return Round({m.member_id: group.join_frame(m.member_id) for m in group.members},
+                 [encode_assignment(Assignment((TopicPartition(TOPIC, i),))) for i in range(len(group.members))])
+
+
+_I16, _I32 = struct.Struct(">h"), struct.Struct(">i")
+
+
+def _string_at(payload: bytes, pos: int) -> tuple[str, int]:
+    (size,) = _I16.unpack_from(payload, pos)
+    return ("" if size < 0 else payload[pos + 2:pos + 2 + size].decode()), pos + 2 + max(size, 0)
+
+
+def join_answer(payload: bytes) -> tuple[int, str, str, list[str]]:
+    """(generation, leader, member id, the members' ids) of a JoinGroup v5 answer: correlation id, throttle,
+    error, generation, protocol name, leader, member id, members [member id, instance id, metadata]."""
+    (generation,) = _I32.unpack_from(payload, 10)
+    _name, pos = _string_at(payload, 14)
+    leader, pos = _string_at(payload, pos)
+    member_id, pos = _string_at(payload, pos)
+    (count,) = _I32.unpack_from(payload, pos)
+    pos += 4
+    members = []
+    for _ in range(count):
+        member, pos = _string_at(payload, pos)
+        _instance, pos = _string_at(payload, pos)
+        (size,) = _I32.unpack_from(payload, pos)
+        pos += 4 + size
+        members.append(member)
+    return generation, leader, member_id, members
+
+
+def _put_string(parts: list[bytes], value: str) -> None:
+    raw = value.encode()
+    parts += (_I16.pack(len(raw)), raw)
+
+
+def sync_frame(group: Group, member_id: str, generation: int, assignments: list[tuple[str, bytes]]) -> bytes:
+    """A framed SyncGroup v3 (header v1, client id "scale"), the bytes ``Group.sync_frame`` makes, with struct."""
+    group.correlation += 1
+    parts = [struct.pack(">hhih", SYNC, SYNC_V, group.correlation, 5), b"scale"]
+    _put_string(parts, group.name)
+    parts.append(_I32.pack(generation))
+    _put_string(parts, member_id)
+    parts += (b"\xff\xff", _I32.pack(len(assignments)))  # a null group instance id; the assignments
+    for assigned, assignment in assignments:
+        _put_string(parts, assigned)
+        parts += (_I32.pack(len(assignment)), assignment)
+    body = b"".join(parts)
+    return _I32.pack(len(body)) + body
+
+
+async def join_round(group: Group, plan: Round) -> bool:
     """The timed full rebalance of a Stable group: the leader rejoins first; once a follower's heartbeat says
     REBALANCE_IN_PROGRESS every other member rejoins; each member syncs as soon as its JoinGroup is answered
     (the leader with the assignments); True when every member holds its assignment."""
@@ -124,13 +189,13 @@ async def join_round(group: Group) -> bool:
         if _error(payload) != 0:
             failed.append(_error(payload))
             return
-        response = codec.decode_response(JOIN, JOIN_V, payload)
-        member.member_id, member.generation = response.member_id, response.generation_id
-        is_leader = response.leader == response.member_id
-        if is_leader:
+        member.generation, leader, member.member_id, members = join_answer(payload)
+        assignments: list[tuple[str, bytes]] = []
+        if leader == member.member_id:
             group.leader = member.member_id
+            assignments = list(zip(members, plan.assignments, strict=False))
         sync: asyncio.Future[bytes] = loop.create_future()
-        member.pipe.send(group.sync_frame(member, _assignments(response) if is_leader else []), sync.set_result)
+        member.pipe.send(sync_frame(group, member.member_id, member.generation, assignments), sync.set_result)
         syncs.append(sync)
 
     def send_join(member: Member) -> asyncio.Future[None]:
@@ -139,7 +204,7 @@ async def join_round(group: Group) -> bool:
         def on_reply(payload: bytes) -> None:
             joined(member, payload)
             answered.set_result(None)
-        member.pipe.send(group.join_frame(member.member_id), on_reply)
+        member.pipe.send(plan.joins[member.member_id], on_reply)
         return answered
 
     order = list(group.members)
@@ -210,32 +275,18 @@ async def form(group: Group) -> None:
                            600)
 
 
-async def heartbeat_rate(group: Group, seconds: float) -> tuple[float, int]:
+async def heartbeat_rate(group: Group, seconds: float) -> DriverRun:
+    """Every member keeps one heartbeat in flight for ``seconds`` (benchmarks/heartbeat_driver.py: raw sockets and
+    pre-encoded frames, the same cheap driver for every target; the asyncio loop waits meanwhile)."""
     frames = [group.heartbeat_frame(m) for m in group.members]
-    stop_at = time.perf_counter() + seconds
-    count = [0, 0]  # answered, failed
-    drained = asyncio.get_running_loop().create_future()
-    in_flight = [0]
-
-    def send(i: int) -> None:
-        in_flight[0] += 1
-        group.members[i].pipe.send(frames[i], lambda payload: on_reply(i, payload))
-
-    def on_reply(i: int, payload: bytes) -> None:
-        in_flight[0] -= 1
-        count[_error(payload) != 0] += 1
-        if time.perf_counter() < stop_at:
-            send(i)
-        elif in_flight[0] == 0 and not drained.done():
-            drained.set_result(None)
-
-    started = time.perf_counter()
-    for i in range(len(frames)):
-        send(i)
-    await drained
-    if count[1]:
-        raise RuntimeError(f"{count[1]} heartbeats answered with an error")
-    return count[0] / (time.perf_counter() - started), count[0]
+    socks = sockets_of([m.pipe for m in group.members])
+    try:
+        run = run_heartbeats(socks, frames, seconds)
+    finally:
+        release(socks)
+    if run.failed:
+        raise RuntimeError(f"{run.failed} heartbeats answered with an error (the first: {run.first_error})")
+    return run
 
 
 async def leave(group: Group) -> None:
@@ -252,9 +303,10 @@ async def one_size(target: str, bootstrap: str, n: int, pid: int | None, heartbe
     group = Group(f"scale-{target}-{n}-{time.time_ns()}", [Member(p) for p in pipes])
     try:
         await form(group)
+        plan = prepare_round(group)
         cpu_before = cpu_seconds(pid)
         started = time.perf_counter()
-        if not await join_round(group):
+        if not await join_round(group, plan):
             raise RuntimeError(f"{target}: the timed rebalance of {n} members did not complete in one round")
         seconds = time.perf_counter() - started
         cpu_after = cpu_seconds(pid)
@@ -262,10 +314,11 @@ async def one_size(target: str, bootstrap: str, n: int, pid: int | None, heartbe
         run = RebalanceRun(target, n, seconds, cpu)
         if heartbeat_s > 0:
             cpu_before = cpu_seconds(pid)
-            run.heartbeats_per_s, answered = await heartbeat_rate(group, heartbeat_s)
+            driven = await heartbeat_rate(group, heartbeat_s)
             cpu_after = cpu_seconds(pid)
+            run.heartbeats_per_s, run.driver_cpu_us = driven.per_second, driven.driver_us_each
             if cpu_before is not None and cpu_after is not None:
-                run.heartbeat_cpu_us = (cpu_after - cpu_before) / answered * 1e6
+                run.heartbeat_cpu_us = (cpu_after - cpu_before) / max(1, driven.answered) * 1e6
         await leave(group)
         return run
     finally:
@@ -285,7 +338,7 @@ def report(runs: dict[tuple[str, int], RebalanceRun], targets: list[str], sizes:
             cpu = f", server CPU {run.cpu_s:.2f} s" if run.cpu_s is not None else ""
             rate = f"; {run.heartbeats_per_s:,.0f} heartbeats/s" if run.heartbeats_per_s else ""
             if run.heartbeat_cpu_us is not None:
-                rate += f" (server CPU {run.heartbeat_cpu_us:.0f} us each)"
+                rate += f" (server CPU {run.heartbeat_cpu_us:.0f} us each, driver {run.driver_cpu_us:.0f} us)"
             lines.append(f"{target:8} N={run.members:6}: full rebalance {run.seconds:7.2f} s{cpu}{rate}")
         if len(done) >= 2:
             first, last = done[0], done[-1]

@@ -162,10 +162,15 @@ def cpu_seconds(pid: int | None) -> float | None:
 class EmulatorProcess:
     """``rebalance-lab serve`` in its own process (one core for the coordinator, as a broker would have)."""
 
-    def __init__(self, *extra: str) -> None:
+    def __init__(self, *extra: str, source: str | None = None) -> None:
+        """``source``: another checkout's directory (e.g. a ``git worktree`` of an older commit) to serve instead."""
         exe = Path(sys.executable).with_name("rebalance-lab")
+        env = dict(os.environ)
+        if source is not None:
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (source, env.get("PYTHONPATH")) if p)
         self.proc = subprocess.Popen([str(exe), "serve", "--port", "0", "--offsets-topic-partitions", "1",
-                                      "--initial-rebalance-delay-ms", "0", *extra], stdout=subprocess.PIPE, text=True)
+                                      "--initial-rebalance-delay-ms", "0", *extra], stdout=subprocess.PIPE, text=True,
+                                     env=env)
         assert self.proc.stdout is not None
         match = re.search(r"bootstrap servers: (\S+:\d+)", self.proc.stdout.readline())
         if match is None:

@@ -38,6 +38,15 @@ def test_the_coordinator_scale_benchmark_prints_the_emulator_and_kfake_side_by_s
     assert "heartbeats/s (server CPU" in out and "30 groups of 3 members stabilised" in out and "peak memory" in out
 
 
+def test_the_heartbeat_benchmark_drives_each_target_with_the_raw_driver_and_prints_both_cpu_figures() -> None:
+    out = _run("coordinator_heartbeats.py", "--members", "20", "--seconds", "0.3", "--rounds", "2",
+               "--targets", "emulator,kfake", "--compare", str(ROOT), timeout=600)
+    for target in ("emulator ", f"emulator@{ROOT} ", "kfake "):
+        assert sum(line.startswith(target) and "heartbeats/s, server CPU" in line and "driver CPU" in line
+                   for line in out.splitlines()) == 3, out  # two rounds and the median
+    assert "errors" not in out
+
+
 @pytest.mark.broker
 def test_the_coordinator_scale_benchmark_compares_the_emulator_with_a_kafka_4_broker() -> None:
     out = _run("coordinator_scale.py", "--sizes", "10,20", "--targets", "emulator,kafka", "--big-heartbeat-seconds",
