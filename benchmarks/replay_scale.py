@@ -434,8 +434,9 @@ _CLOCK_TICK = os.sysconf("SC_CLK_TCK")
 def tree_cpu_split() -> dict[str, float]:
     """CPU seconds of this process and of every descendant (the driver JVM, its Python daemon and workers), those
     already reaped included: a figure the machine's load does not inflate as it does the wall clock. Given as
-    ``{"jvm": ..., "python": ...}``, to show where Spark's CPU goes beyond the work both runners share; a process's
-    reaped children (a JVM's are Python daemons and workers) count as Python."""
+    ``{"jvm": ..., "python": ..., "driver": ..., "workers": ...}``, to show where Spark's CPU goes beyond the work
+    both runners share: ``python`` is the driver (this process) and the executors' Python daemon and workers
+    (``workers``) together; a process's reaped children (a JVM's are Python daemons and workers) count as workers."""
     parents: dict[int, int] = {}
     own: dict[int, float] = {}
     reaped: dict[int, float] = {}
@@ -457,10 +458,12 @@ def tree_cpu_split() -> dict[str, float]:
         found = {pid for pid, parent in parents.items() if parent in mine} - mine
         grew = bool(found)
         mine |= found
-    split = {"jvm": 0.0, "python": 0.0}
+    split = {"jvm": 0.0, "driver": 0.0, "workers": 0.0}
     for pid in mine:
-        split["jvm" if command.get(pid) == "java" else "python"] += own.get(pid, 0.0)
-        split["python"] += reaped.get(pid, 0.0)
+        kind = "jvm" if command.get(pid) == "java" else "driver" if pid == os.getpid() else "workers"
+        split[kind] += own.get(pid, 0.0)
+        split["workers"] += reaped.get(pid, 0.0)
+    split["python"] = split["driver"] + split["workers"]
     return split
 
 
@@ -480,12 +483,26 @@ def run_on_spark(files: list[Path], out: Path, assignor: str, master: str
         result = run_spark(spark, [str(f) for f in files], whatif=(assignor,), out_dir=out, report=False)
         seconds = time.perf_counter() - begun
         cpu = {kind: spent - before[kind] for kind, spent in tree_cpu_split().items()}
+        stages = stage_cpu(spark)
     finally:
         spark.stop()
+    print("  JVM per stage (task threads; Python's own CPU is not in these): " + " · ".join(stages))
     print(f"  parsed {result.parse_report.events:,} events")
     if result.errors:
         print(f"  {len(result.errors)} group(s) failed on Spark, e.g. {result.errors[0]}")
     return start_s, seconds, result.phases, cpu
+
+
+def stage_cpu(spark: Any) -> list[str]:
+    """Each stage's CPU-seconds in the JVM's task threads and its GC seconds, from Spark's status store (its
+    ``executorCpuTime``, which counts no Python process), in stage order: where the JVM's share goes."""
+    sc = spark.sparkContext
+    gateway = sc._gateway
+    store = sc._jsc.sc().statusStore()
+    stages = store.stageList(None, False, False, gateway.new_array(gateway.jvm.double, 0), None)
+    found = sorted((stages.apply(i) for i in range(stages.length())), key=lambda stage: stage.stageId())
+    return [f"{stage.stageId()} {stage.name().split(' at ')[0]}: {stage.executorCpuTime() / 1e9:.1f} CPU-s "
+            f"(GC {stage.jvmGcTime() / 1e3:.1f} s, {stage.numTasks()} tasks)" for stage in found]
 
 
 def run_single_process(files: list[Path], out: Path, assignor: str) -> tuple[float, dict[str, float], float]:
@@ -611,10 +628,11 @@ def one_pair(args: argparse.Namespace, files: list[Path], work: Path, run: int) 
     """One Spark run then (unless --skip-single) one single-process run; their pipeline seconds."""
     label = f"run {run}: " if args.runs > 1 else ""
     start_s, spark_s, phases, split = run_on_spark(files, work / "out-spark", args.assignor, args.master)
-    spark_cpu = sum(split.values())
+    spark_cpu = split["jvm"] + split["python"]
     print(f"{label}spark {args.master}: {spark_s:.1f} s for parse -> episodes -> what-if ({args.assignor}) "
           f"+ {start_s:.1f} s session start; {spark_cpu:.1f} CPU-s (driver, JVM, Python workers: "
-          f"JVM {split['jvm']:.1f}, Python {split['python']:.1f})")
+          f"JVM {split['jvm']:.1f}, Python {split['python']:.1f} = driver {split['driver']:.1f} "
+          f"+ daemon and workers {split['workers']:.1f})")
     print("  phases: " + " · ".join(f"{name} {seconds:.1f} s" for name, seconds in phases.items()))
     if args.skip_single:
         return spark_s, None

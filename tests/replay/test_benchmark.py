@@ -54,7 +54,8 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     # --runs 5 alternates five such pairs; one keeps the smoke run short
     for expected in ("inputs: ", "spark local[2]: ", "  parsed ", "single process: ", "ratio: ",
-                     " CPU-s (driver, JVM, Python workers: JVM ", ", Python ", "cpu: Spark spends ",
+                     " CPU-s (driver, JVM, Python workers: JVM ", ", Python ", " = driver ", " + daemon and workers ",
+                     "  JVM per stage (task threads; ", " CPU-s (GC ", "cpu: Spark spends ",
                      "runs: 1 alternate pair(s); load average ", "  ratio per pair: ", "goal: Spark >= 1.8x",
                      "outputs agree"):
         assert expected in done.stdout, done.stdout

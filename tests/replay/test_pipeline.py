@@ -127,10 +127,13 @@ def _worker_view(batches: Any) -> Any:
     import pyarrow as pa
 
     main = getattr(sys.modules["__main__"].__spec__, "name", None)
-    preloaded = "rebalance_lab.replay.model" in sys.modules
+    preloaded = "rebalance_lab.replay.model" in sys.modules and "pandas" in sys.modules
+    compiled = ".zip" not in (sys.modules["pyspark.worker"].__file__ or ".zip")  # the installed PySpark, not the zip
+    young_gc = type(sys.modules["pyspark.daemon"].__dict__["gc"]).__name__ == "_YoungCollections"
     for _ in batches:
         pass
-    yield pa.RecordBatch.from_pylist([{"main": main, "preloaded": preloaded}])
+    yield pa.RecordBatch.from_pylist([{"main": main, "preloaded": preloaded, "compiled": compiled,
+                                       "young_gc": young_gc}])
 
 
 def test_the_python_workers_are_forked_from_the_replays_daemon_with_the_replay_already_imported(spark: Any) -> None:
@@ -138,5 +141,6 @@ def test_the_python_workers_are_forked_from_the_replays_daemon_with_the_replay_a
     from rebalance_lab.replay.spark import DAEMON_MODULE
 
     assert spark.conf.get("spark.python.daemon.module") == DAEMON_MODULE
-    rows = spark.range(2, numPartitions=2).mapInArrow(_worker_view, "main string, preloaded boolean").collect()
-    assert [(row.main, row.preloaded) for row in rows] == [(DAEMON_MODULE, True)] * 2
+    rows = spark.range(2, numPartitions=2).mapInArrow(
+        _worker_view, "main string, preloaded boolean, compiled boolean, young_gc boolean").collect()
+    assert [tuple(row) for row in rows] == [(DAEMON_MODULE, True, True, True)] * 2
