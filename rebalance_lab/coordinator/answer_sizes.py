@@ -11,20 +11,24 @@ import asyncio
 import uuid
 from typing import Any
 
-from rebalance_lab.protocol import classic_heartbeat_codec, heartbeat_codec
+from rebalance_lab.protocol import classic_group_codec, classic_heartbeat_codec, heartbeat_codec
 
 _LARGE_RESPONSE_ENTRIES = 2_000  # topics or partitions in an answer worth encoding in the codec thread
 _RELEASE_SLICE = 2_000  # entries of a big message freed between two turns of the loop
 # Answers without lists of topics or partitions (the heartbeats' fast-path answers): is_large is not asked
 _ANSWERS_NEVER_LARGE: frozenset[type] = frozenset({heartbeat_codec.HeartbeatResponse,
-                                                   classic_heartbeat_codec.HeartbeatResponse})
+                                                   classic_heartbeat_codec.HeartbeatResponse,
+                                                   classic_group_codec.SyncGroupResponse})
 
 
 def is_large(body: Any) -> bool:
     """Whether an answer lists enough entries (at any depth: topics, partitions, ACL resources, members'
     partitions) that encoding it would hold the loop; stops counting once it knows."""
-    if type(body) in _ANSWERS_NEVER_LARGE:
+    kind = type(body)
+    if kind in _ANSWERS_NEVER_LARGE:
         return False
+    if kind is classic_group_codec.JoinGroupResponse:  # its one list: the leader's member list
+        return len(body.members) > _LARGE_RESPONSE_ENTRIES
     return _entries(body, 0, _DEPTH) > _LARGE_RESPONSE_ENTRIES
 
 

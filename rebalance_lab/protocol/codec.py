@@ -26,17 +26,39 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from rebalance_lab.protocol import classic_heartbeat_codec, heartbeat_codec, nullability, schema_codec
+from rebalance_lab.protocol import (
+    classic_group_codec,
+    classic_heartbeat_codec,
+    heartbeat_codec,
+    nullability,
+    schema_codec,
+)
 from rebalance_lab.protocol.errors import MalformedRequest
 from rebalance_lab.protocol.schema_model import Message, MessageInfo, build_message
 
 _HEADER = struct.Struct(">hhi")
 _HEARTBEAT_KEY = struct.pack(">h", heartbeat_codec.API_KEY)
 _CLASSIC_HEARTBEAT_KEY = struct.pack(">h", classic_heartbeat_codec.API_KEY)
+_JOIN_KEY = struct.pack(">h", classic_group_codec.JOIN_KEY)
+_SYNC_KEY = struct.pack(">h", classic_group_codec.SYNC_KEY)
+
+
+def _join_response(response: classic_group_codec.JoinGroupResponse, correlation_id: int) -> bytes:
+    fast = classic_group_codec.encode_join_response(response, correlation_id)
+    return encode_response(generic(response), correlation_id) if fast is None else fast
+
+
+def _sync_response(response: classic_group_codec.SyncGroupResponse, correlation_id: int) -> bytes:
+    fast = classic_group_codec.encode_sync_response(response, correlation_id)
+    return encode_response(generic(response), correlation_id) if fast is None else fast
+
+
 # The fast paths' response classes and their encoders (the generic codec writes every other body).
 _FAST_ENCODERS: dict[type, Any] = {
     heartbeat_codec.HeartbeatResponse: heartbeat_codec.encode_response,
     classic_heartbeat_codec.HeartbeatResponse: classic_heartbeat_codec.encode_response,
+    classic_group_codec.JoinGroupResponse: _join_response,
+    classic_group_codec.SyncGroupResponse: _sync_response,
 }
 
 
@@ -232,6 +254,12 @@ def decode_request(payload: bytes) -> DecodedRequest:
 def decode_request_fast(payload: bytes) -> DecodedRequest | None:
     """The request if a fast path reads it (no verdict: None for anything it leaves to the generic codec)."""
     key = payload[:2]
+    if key in (_JOIN_KEY, _SYNC_KEY):
+        group = (classic_group_codec.decode_join_request(payload) if key == _JOIN_KEY
+                 else classic_group_codec.decode_sync_request(payload))
+        if group is None:
+            return None
+        return DecodedRequest(int.from_bytes(key, "big"), group[2].version, group[0], group[1], group[2])
     if key == _CLASSIC_HEARTBEAT_KEY:
         classic = classic_heartbeat_codec.decode_request(payload)
         if classic is None:
@@ -425,7 +453,9 @@ def _topic_partitions(owner: Any, topics: list[heartbeat_codec.TopicPartitions])
 
 
 def generic(message: Any) -> Any:
-    """The generic codec's object for a fast-path heartbeat body (any other message is returned as is)."""
+    """The generic codec's object for a fast-path body (any other message is returned as is)."""
+    if isinstance(message, _CLASSIC_GROUP_TYPES):
+        return _generic_classic_group(message)
     if isinstance(message, classic_heartbeat_codec.HeartbeatRequest):
         return _REQUESTS[classic_heartbeat_codec.API_KEY][message.version](
             group_id=message.group_id, generation_id=message.generation_id, member_id=message.member_id,
@@ -456,3 +486,45 @@ def generic(message: Any) -> Any:
             else cls.Assignment(topic_partitions=_topic_partitions(cls.Assignment, assignment.topic_partitions)),
         )
     return message
+
+
+_CLASSIC_GROUP_TYPES = (classic_group_codec.JoinGroupRequest, classic_group_codec.SyncGroupRequest,
+                        classic_group_codec.JoinGroupResponse, classic_group_codec.SyncGroupResponse)
+
+
+def _generic_classic_group(message: Any) -> Any:
+    """The generic object of a classic JoinGroup/SyncGroup fast-path body (the fields of its version only)."""
+    version = message.version
+    if isinstance(message, classic_group_codec.JoinGroupRequest):
+        cls = _REQUESTS[classic_group_codec.JOIN_KEY]
+        protocols = [cls.JoinGroupRequestProtocol(name=p.name, metadata=p.metadata) for p in message.protocols]
+        return _versioned(cls, version, group_id=message.group_id, session_timeout_ms=message.session_timeout_ms,
+                          rebalance_timeout_ms=message.rebalance_timeout_ms, member_id=message.member_id,
+                          group_instance_id=message.group_instance_id, protocol_type=message.protocol_type,
+                          protocols=protocols, reason=message.reason)
+    if isinstance(message, classic_group_codec.SyncGroupRequest):
+        cls = _REQUESTS[classic_group_codec.SYNC_KEY]
+        assignments = [cls.SyncGroupRequestAssignment(member_id=a.member_id, assignment=a.assignment)
+                       for a in message.assignments]
+        return _versioned(cls, version, group_id=message.group_id, generation_id=message.generation_id,
+                          member_id=message.member_id, group_instance_id=message.group_instance_id,
+                          protocol_type=message.protocol_type, protocol_name=message.protocol_name,
+                          assignments=assignments)
+    if isinstance(message, classic_group_codec.JoinGroupResponse):
+        cls = _RESPONSES[classic_group_codec.JOIN_KEY]
+        members = [cls.JoinGroupResponseMember(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                                               metadata=m.metadata) for m in message.members]
+        return _versioned(cls, version, throttle_time_ms=message.throttle_time_ms, error_code=message.error_code,
+                          generation_id=message.generation_id, protocol_type=message.protocol_type,
+                          protocol_name=message.protocol_name, leader=message.leader,
+                          skip_assignment=message.skip_assignment, member_id=message.member_id, members=members)
+    cls = _RESPONSES[classic_group_codec.SYNC_KEY]
+    return _versioned(cls, version, throttle_time_ms=message.throttle_time_ms, error_code=message.error_code,
+                      protocol_type=message.protocol_type, protocol_name=message.protocol_name,
+                      assignment=message.assignment)
+
+
+def _versioned(cls: Any, version: int, **fields: Any) -> Any:
+    """A ``cls`` message of that version with only the fields the version has."""
+    spec = cls._spec.by_name
+    return cls[version](**{name: value for name, value in fields.items() if spec[name].for_version_q(version)})

@@ -9,7 +9,7 @@ from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
 from rebalance_lab.coordinator.routing import check_coordinator
-from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.classic_group_codec import JoinGroupResponse
 from rebalance_lab.protocol.errors import ErrorCode
 
 API_KEY = 11
@@ -41,15 +41,12 @@ def protocol_name_for(version: int, name: str | None) -> str | None:
     return name or None
 
 
-def to_response(version: int, result: JoinGroupResult) -> Any:
-    member = codec.data_class(codec.response_type(API_KEY), "JoinGroupResponseMember")
-    return codec.new_response(
-        API_KEY, version, throttle_time_ms=0, error_code=int(result.error), generation_id=result.generation_id,
-        protocol_type=result.protocol_type, protocol_name=protocol_name_for(version, result.protocol_name),
-        leader=result.leader, skip_assignment=result.skip_assignment, member_id=result.member_id,
-        members=[member(member_id=m.member_id, group_instance_id=m.group_instance_id, metadata=m.metadata)
-                 for m in result.members],
-    )
+def to_response(version: int, result: JoinGroupResult) -> JoinGroupResponse:
+    """The fast codec's answer (``codec.encode_response`` writes it, ``codec.generic`` converts it); the leader's
+    member list is the coordinator's own tuple, written once, with no message object per member (issue 22)."""
+    return JoinGroupResponse(version, 0, int(result.error), result.generation_id, result.protocol_type,
+                             protocol_name_for(version, result.protocol_name), result.leader, result.skip_assignment,
+                             result.member_id, result.members)
 
 
 def error_response(version: int, request: Any, code: ErrorCode) -> Any:

@@ -9,7 +9,7 @@ from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext
 from rebalance_lab.coordinator.routing import check_coordinator
-from rebalance_lab.protocol import codec
+from rebalance_lab.protocol.classic_group_codec import SyncGroupResponse
 from rebalance_lab.protocol.errors import ErrorCode
 
 API_KEY = 14
@@ -29,10 +29,10 @@ def to_input(ctx: RequestContext, request: Any) -> SyncGroupInput:
     )
 
 
-def to_response(version: int, result: SyncGroupResult) -> Any:
-    return codec.new_response(API_KEY, version, throttle_time_ms=0, error_code=int(result.error),
-                              protocol_type=result.protocol_type, protocol_name=result.protocol_name,
-                              assignment=result.assignment)
+def to_response(version: int, result: SyncGroupResult) -> SyncGroupResponse:
+    """The fast codec's answer (``codec.encode_response`` writes it, ``codec.generic`` converts it)."""
+    return SyncGroupResponse(version, 0, int(result.error), result.protocol_type, result.protocol_name,
+                             result.assignment)
 
 
 def error_response(version: int, request: Any, code: ErrorCode) -> Any:
