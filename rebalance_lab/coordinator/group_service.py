@@ -107,23 +107,20 @@ class GroupService:
         parked = Parked()
         self._pending[token] = (parked, build)
         now = self._world.now_ms()
-        self.apply(operation(now, inp, token))
-        if self._classic_timer_waits(now):
-            # join_race "sampled": a classic timer this request made due (a zero initial delay) expires on
-            # the shell's timer turn, after the modelled expiration latency, as a broker queues it behind
-            # the requests it has already received (unless the draw says it overtook them).
-            if self._consumer is not None:
-                self.apply(self._consumer.fire_timers(now, self.topics()))
-        else:
-            # Timers already due (a zero initial delay) fire now rather than on the shell's next
-            # timer turn, so a manual clock needs no advance(0) for them.
-            self.fire_timers(now)
-        return parked
-
-    def _classic_timer_waits(self, now: int) -> bool:
+        fx = operation(now, inp, token)
+        if fx.replies or fx.records:
+            self.apply(fx)
+        # Classic timers already due (a zero initial delay) fire now rather than on the shell's next timer turn,
+        # so a manual clock needs no advance(0) for them; none is due after the usual request (nothing is run).
+        # join_race "sampled": a classic timer this request made due expires on the shell's timer turn instead,
+        # after the modelled expiration latency, as a broker queues it behind the requests it has already
+        # received (unless the draw says it overtook them).
         deadline = self.coordinator.next_deadline()
-        due = deadline is not None and deadline <= now
-        return due and self._latency is not None and not self._latency.overtakes()
+        if deadline is not None and deadline <= now and (self._latency is None or self._latency.overtakes()):
+            self.apply(self.coordinator.fire_timers(now))
+        if self._consumer is not None:
+            self.apply(self._consumer.fire_timers(now, self.topics()))
+        return parked
 
     def apply(self, fx: Effects) -> None:
         for token, result in fx.replies:
