@@ -5,13 +5,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import importlib.util
 import logging
 import os
 import signal
 import sys
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, NoReturn
 
 # The package's modules are imported where used: ``serve`` first routes dataclasses' compiler through the
@@ -28,8 +26,34 @@ EXIT_USAGE = 2
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line on stderr and exit code 2."""
 
+    _printing = False
+
     def error(self, message: str) -> NoReturn:
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see --help)\n")
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # The terminal's width only for help and usage printed: argparse asks shutil for it (importing shutil with
+        # bz2, lzma and zlib, ~3% of serve's start) for every formatter, also those of add_argument's metavar check
+        # and of add_subparsers' "rebalance-lab" prog, which wrap no text (issue 22)
+        if self._printing:
+            return super()._get_formatter()
+        return argparse.HelpFormatter(prog=self.prog, width=80)  # its text, if any, is the short prog alone
+
+    @contextlib.contextmanager
+    def _printed(self) -> Iterator[None]:
+        self._printing = True
+        try:
+            yield
+        finally:
+            self._printing = False
+
+    def format_usage(self) -> str:
+        with self._printed():
+            return super().format_usage()
+
+    def format_help(self) -> str:
+        with self._printed():
+            return super().format_help()
 
 
 def _topic(value: str) -> tuple[str, int]:
@@ -360,8 +384,8 @@ def _check_files(args: argparse.Namespace) -> None:
 
     VersionTable.build((), args.api_versions)  # a VersionTableError names the file and what is wrong in it
     if args.record:
-        folder = Path(args.record).absolute().parent
-        if not folder.is_dir():
+        folder = os.path.dirname(os.path.abspath(args.record))  # os.path: serve imports no pathlib (issue 22)
+        if not os.path.isdir(folder):
             raise ValueError(f"cannot write the recording {args.record}: there is no directory {folder}")
 
 
@@ -483,6 +507,8 @@ def _check_recording(emulator: EmulatorServer) -> None:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    import importlib.util
+
     if importlib.util.find_spec("kafka") is None:  # an optional extra since issue 21
         print("rebalance-lab: error: the demo runs real kafka-python consumers: "
               "pip install 'rebalance-lab[clients]'", file=sys.stderr)

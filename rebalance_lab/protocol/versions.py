@@ -14,10 +14,8 @@ That difference is listed in FIDELITY.md.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
 from rebalance_lab.protocol.codec import API_NAMES, codec_version_range
 
@@ -105,6 +103,10 @@ def _load_overrides(spec: str) -> dict[int, tuple[int, int]]:
         return {}
     if spec in PRESETS:
         return {_KEYS_BY_NAME[name]: bounds for name, bounds in PRESETS[spec].items()}
+    # a file's table: json and pathlib imported here, not at every serve's start (issue 22)
+    import json
+    from pathlib import Path
+
     path = Path(spec)
     if not path.is_file():
         known = ", ".join(["codec", *PRESETS])

@@ -15,9 +15,9 @@ optional ``"permission"`` (ALLOW), ``"host"`` ("*") and ``"pattern_type"`` (LITE
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from enum import IntEnum
-from pathlib import Path
 from typing import Any
 
 WILDCARD = "*"
@@ -228,10 +228,11 @@ def parse_acl_document(document: Any, source: str) -> list[Acl]:
     return [_acl_from_entry(entry, f"{source} acls[{index}]") for index, entry in enumerate(document["acls"])]
 
 
-def load_acl_file(path: str | Path) -> list[Acl]:
+def load_acl_file(path: str | os.PathLike[str]) -> list[Acl]:
     """The bindings of an ACL file; :class:`AclFileError` (one line) for anything wrong in it."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as file:  # not pathlib: serve imports this module at every start
+            text = file.read()
     except OSError as exc:
         raise AclFileError(f"cannot read ACL file {path}: {exc.strerror or exc}") from None
     try:

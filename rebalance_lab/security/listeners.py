@@ -12,14 +12,16 @@ import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from rebalance_lab.protocol.java_hashmap import string_hash_order
 from rebalance_lab.protocol.versions import VersionTable
 from rebalance_lab.security.mechanisms import MECHANISMS
-from rebalance_lab.security.sasl import ErrorAnswer, SaslAuthenticator, Step
 from rebalance_lab.security.tls import ANONYMOUS, peer_principal, server_context
 from rebalance_lab.security.users import UserStore, parse_user, read_users_file
+
+if TYPE_CHECKING:  # the SASL exchange is imported by a SASL listener's first connection (serve's start, issue 22)
+    from rebalance_lab.security.sasl import ErrorAnswer, SaslAuthenticator, Step
 
 
 class SecurityProtocol(StrEnum):
@@ -135,9 +137,11 @@ class ListenerSecurity:
 
     def session(self, ssl_object: Any, versions: VersionTable, error_answer: ErrorAnswer) -> ConnectionSecurity:
         principal = peer_principal(ssl_object) if self.protocol is SecurityProtocol.SSL else ANONYMOUS
-        authenticator = (
-            SaslAuthenticator(self.mechanisms, self.users, versions, error_answer) if self.protocol.sasl else None
-        )
+        if not self.protocol.sasl:
+            return ConnectionSecurity(self.protocol.value, principal, None)
+        from rebalance_lab.security.sasl import SaslAuthenticator
+
+        authenticator = SaslAuthenticator(self.mechanisms, self.users, versions, error_answer)
         return ConnectionSecurity(self.protocol.value, principal, authenticator)
 
 

@@ -13,9 +13,9 @@ File format (``--users-file``): either JSON, an object ``{"alice": "alice-secret
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -41,10 +41,11 @@ def parse_user(spec: str) -> tuple[str, str]:
     return name, password
 
 
-def read_users_file(path: str | Path) -> list[tuple[str, str]]:
+def read_users_file(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
     """The (name, password) pairs of a users file, JSON or ``NAME:PASSWORD`` lines."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
+    try:  # open, not pathlib: serve's listeners import this module at start, and nothing else there needs pathlib
+        with open(path, encoding="utf-8") as file:
+            text = file.read()
     except OSError as exc:
         raise UsersError(f"cannot read users file {path}: {exc.strerror or exc}") from exc
     if text.lstrip().startswith("{"):
@@ -60,7 +61,7 @@ def read_users_file(path: str | Path) -> list[tuple[str, str]]:
     return users
 
 
-def _json_users(path: str | Path, text: str) -> list[tuple[str, str]]:
+def _json_users(path: str | os.PathLike[str], text: str) -> list[tuple[str, str]]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

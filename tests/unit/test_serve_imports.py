@@ -49,6 +49,9 @@ NOT_IMPORTED = (
     "rebalance_lab.coordinator.classic.conversion", "rebalance_lab.clients.assignors",
     "rebalance_lab.coordinator.transactions",
     "importlib.resources", "tempfile", "zipfile",
+    "pathlib", "urllib", "ipaddress",  # os.path instead; setuptools' editable finder (./dev installs a .pth)
+    "shutil", "bz2", "lzma",  # argparse asks shutil for the terminal's width only to print help
+    "rebalance_lab.security.sasl",  # a SASL listener's first connection
 )
 # The handler modules the requests above use; every other handler is imported on its API's first request.
 HANDLERS_USED = {"api_versions", "find_coordinator", "join_group", "base", "errors_response", "authz"}
