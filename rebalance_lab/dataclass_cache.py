@@ -67,6 +67,70 @@ def install() -> None:
     except (OSError, ValueError, EOFError, TypeError):
         pass  # no cache yet, another interpreter's, or damaged: compile as usual
     dataclasses.exec = _exec  # type: ignore[attr-defined]
+    if sys.version_info[:2] == (3, 11):  # the docstring code below is 3.11's _process_class
+        dataclasses.inspect = _DeferredSignatures()  # type: ignore[attr-defined]
+
+
+class _LazyDoc:
+    """The docstring ``@dataclass`` gives a class without one (``Name(field: 'type', ...)``), made when first
+    read: 3.11's ``_process_class`` makes it with ``inspect.signature(cls)`` for every such class, ~40% of a
+    cached dataclass's cost, and serve's ~100 classes are made at start while their docstrings are read by
+    help() alone. ``type.__doc__`` calls a descriptor kept in the class's ``__doc__``, as an instance does."""
+
+    __slots__ = ("_cls",)
+
+    def __init__(self, cls: type) -> None:
+        self._cls = cls
+
+    def __get__(self, instance: object, owner: type | None = None) -> str:
+        import inspect
+
+        cls = self._cls
+        try:  # what _process_class does, to the letter
+            text_sig = str(inspect.signature(cls)).replace(" -> None", "")
+        except (TypeError, ValueError):
+            text_sig = ""
+        doc = cls.__name__ + text_sig
+        with contextlib.suppress(AttributeError, TypeError):
+            cls.__doc__ = doc  # made once
+        return doc
+
+
+class _DeferredText(str):
+    """``str(inspect.signature(cls)).replace(' -> None', '')`` in ``_process_class``: ``cls.__name__ + this``
+    calls this subclass's ``__radd__`` first, which hands the class a :class:`_LazyDoc` instead."""
+
+    cls: type
+
+    def replace(self, *_args: Any, **_kwargs: Any) -> _DeferredText:
+        return self
+
+    def __radd__(self, name: str) -> Any:
+        return _LazyDoc(self.cls)
+
+
+class _DeferredSignature:
+    __slots__ = ("_cls",)
+
+    def __init__(self, cls: type) -> None:
+        self._cls = cls
+
+    def __str__(self) -> str:
+        text = _DeferredText()
+        text.cls = self._cls
+        return text
+
+
+class _DeferredSignatures:
+    """What ``dataclasses`` sees as its ``inspect`` module: ``signature`` deferred, the rest the real one's."""
+
+    def signature(self, cls: type) -> _DeferredSignature:
+        return _DeferredSignature(cls)
+
+    def __getattr__(self, name: str) -> Any:
+        import inspect
+
+        return getattr(inspect, name)
 
 
 def save() -> None:

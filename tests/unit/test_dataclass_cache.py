@@ -76,3 +76,40 @@ def test_a_cache_written_for_another_bytecode_version_is_ignored(tmp_path: Path)
     content = saved.read_bytes()
     saved.write_bytes(b"\x00\x00\r\n" + content[4:])  # same code objects, another interpreter's magic number
     assert _run(tmp_path).split(" ", 2)[:2] == ["0", "True"]
+
+
+_DOC_SCRIPT = """
+import dataclasses, inspect, pydoc
+from rebalance_lab import dataclass_cache
+made = []
+real = inspect.signature
+inspect.signature = lambda *args, **kwargs: made.append(args) or real(*args, **kwargs)
+dataclass_cache.install()
+
+@dataclasses.dataclass(frozen=True)
+class Offset:
+    topic: str
+    partition: int = 0
+
+@dataclasses.dataclass
+class Documented:
+    '''Its own words.'''
+    value: int
+
+during = len(made)
+print(during, repr(Offset.__doc__), repr(Offset("t").__doc__), repr(Documented.__doc__), repr(inspect.getdoc(Offset)),
+      "Offset(topic" in pydoc.render_doc(Offset))
+"""
+
+
+def test_a_dataclass_docstring_is_made_when_read_and_reads_as_dataclasses_makes_it() -> None:
+    """3.11's @dataclass computes ``inspect.signature(cls)`` for the docstring of every class without one; with
+    the cache installed that happens when the docstring is first read (help, pydoc), with the same text."""
+    with_cache = subprocess.run([sys.executable, "-c", _DOC_SCRIPT], capture_output=True, text=True,
+                                check=True).stdout.strip()
+    plain = subprocess.run([sys.executable, "-c", _DOC_SCRIPT.replace("dataclass_cache.install()", "")],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert with_cache.split(" ", 1)[0] == "0"  # no signature computed while the classes were made
+    assert plain.split(" ", 1)[0] == "1"
+    assert with_cache.split(" ", 1)[1] == plain.split(" ", 1)[1]
+    assert "'Offset(topic: str, partition: int = 0)'" in plain and plain.endswith("True")
