@@ -69,8 +69,8 @@ class Output:
     def flush(self) -> None:
         self._scheduled = False
         pending = self._pending
-        if pending and not self._writer.is_closing():
-            self._writer.write(pending[0] if len(pending) == 1 else b"".join(pending))
+        if pending and not self._transport.is_closing():  # the transport itself: StreamWriter.write only calls it
+            self._transport.write(pending[0] if len(pending) == 1 else b"".join(pending))
         pending.clear()
 
     def turn_over(self) -> bool:
