@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from rebalance_lab.coordinator.server import EmulatorServer
 
 EXIT_USAGE = 2
+_gc_paused_for_start = False  # main paused the cyclic collector for a serve process's start (resumed by _serve)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -449,6 +450,8 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
 
 
 async def _serve(config: EmulatorConfig) -> None:
+    import asyncio
+
     from rebalance_lab.emulator import start_emulator
     from rebalance_lab.security.additional import bootstrap_of
 
@@ -463,6 +466,11 @@ async def _serve(config: EmulatorConfig) -> None:
             raise
         raise _CannotListen("the brokers, --port", _broker_addresses(config), exc) from exc
     dataclass_cache.save()  # what start-up compiled, for the next start (before the first client is served)
+    if _gc_paused_for_start:
+        # start-up's objects (modules, classes, functions, the world) live as long as the process: kept out of
+        # every later collection's walk, as the shell does with what a big request leaves (connection.py)
+        gc.freeze()
+        gc.enable()
     control = None
     if config.control_port is not None:  # faults reach a serve process only through the endpoint
         from rebalance_lab.control import toolkit
@@ -528,6 +536,8 @@ def _run_serve(parser: _Parser, args: argparse.Namespace) -> int:
     except ValueError as exc:
         parser.exit(EXIT_USAGE, f"rebalance-lab: error: {exc}\n")
     try:
+        import asyncio  # here: after main paused the collector for a serve process's start
+
         asyncio.run(_serve(config))
     except _CannotListen as exc:
         print(f"rebalance-lab: error: {exc}", file=sys.stderr)
@@ -544,6 +554,11 @@ def _run_serve(parser: _Parser, args: argparse.Namespace) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     given = sys.argv[1:] if argv is None else list(argv)
     if given[:1] == ["serve"] and argv is None:  # the process is serve's own (not a caller's, e.g. a test)
+        global _gc_paused_for_start
+        # no cyclic collections while start-up imports ~250 modules and makes the world: they would find no
+        # garbage and cost ~5% of the start (issue 22); collections resume once the brokers listen
+        _gc_paused_for_start = gc.isenabled()
+        gc.disable()
         dataclass_cache.install()
     parser = build_parser(serve_only=given[:1] == ["serve"])
     args = parser.parse_args(given)
