@@ -203,3 +203,28 @@ def test_a_classic_groups_offsets_and_listing_do_not_make_the_kip848_coordinator
         proc.communicate(timeout=30)
     assert "rebalance_lab.coordinator.handlers.offset_commit" in modules
     assert _imported(modules, "rebalance_lab.coordinator.consumer") == []
+
+
+CREATE_TOPICS = 19
+
+
+def test_a_first_create_topics_loads_no_client_assignor() -> None:
+    """CreateTopics answers in Java HashSet order (protocol/java_hashmap.py); the assignors' package, which
+    re-exports it, loads every assignor (~60 ms of a fresh serve's first CreateTopics)."""
+    proc = subprocess.Popen([sys.executable, "-c", _WRAPPER, *SERVE], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
+    try:
+        assert proc.stdout is not None
+        host, port = proc.stdout.readline().rsplit(" ", 1)[1].strip().rsplit(":", 1)
+        topic = codec.data_class(codec.request_type(CREATE_TOPICS), "CreatableTopic")(
+            name="orders", num_partitions=3, replication_factor=1, assignments=[], configs=[])
+        with socket.create_connection((host, int(port)), timeout=30) as sock:
+            answer = _call(sock, CREATE_TOPICS, 7, 1, topics=[topic], timeout_ms=1000, validate_only=False)
+        assert [t.error_code for t in answer.topics] == [0]
+        proc.send_signal(signal.SIGUSR1)
+        modules = set(proc.stdout.readline().split()[1:])
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    assert "rebalance_lab.coordinator.handlers.create_topics" in modules
+    assert _imported(modules, "rebalance_lab.clients.assignors") == []
