@@ -13,7 +13,10 @@ The test, the same code and settings on both targets (aiokafka, classic consumer
 
 Targets, start-up included in the timing:
 
-* (a) the emulator started in-process (``rebalance_lab.api.Emulator``);
+* (a) the emulator started in-process (``rebalance_lab.api.Emulator``), as a test using the Python API or
+  the pytest plugin does; the package is imported by the warm-up run, as by a test session's first test;
+* (a') the emulator as a process of its own (``rebalance-lab serve``), from its launch until it prints its
+  bootstrap address: start-up with a fresh interpreter's imports, the analogue of a container;
 * (b) a Kafka 4.x broker in Testcontainers (``tests/support/kafka_broker.py``: the image
   built locally on Podman, ``apache/kafka`` with Docker), from ``container.start()`` until it
   serves metadata and a group coordinator, then the test.
@@ -34,8 +37,11 @@ import asyncio
 import contextlib
 import logging
 import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections.abc import Callable
@@ -228,6 +234,38 @@ async def run_emulator(records: int) -> Run:
     return run
 
 
+SERVE_COMMAND = [sys.executable, "-c", "from rebalance_lab.cli import main; main()", "serve", "--port", "0"]
+# serve's bytecode, as an installed package has it (pip compiles it): with PYTHONDONTWRITEBYTECODE set (some
+# sandboxes set it) every start would compile each module again; the warm-up run fills this cache
+SERVE_PYCACHE = tempfile.mkdtemp(prefix="emulator-vs-broker-pycache-")
+
+
+def run_serve_process(records: int) -> Run:
+    """(a'): ``rebalance-lab serve`` in a process of its own, timed from its launch, like the broker's container."""
+    run = Run("serve")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = SERVE_PYCACHE
+    started = time.perf_counter()
+    # from a folder of no package, as an installed command runs (``-c`` puts the working directory on sys.path)
+    proc = subprocess.Popen([*SERVE_COMMAND, *IMAGE_ARGUMENTS], stdout=subprocess.PIPE, text=True, env=env,
+                            cwd=tempfile.gettempdir())
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        if "bootstrap servers: " not in first:
+            raise RuntimeError(f"rebalance-lab serve did not start: {first!r}")
+        run.startup = time.perf_counter() - started
+        began = time.perf_counter()
+        asyncio.run(client_test(first.rsplit(" ", 1)[1].strip(), records, run.steps))
+        run.test = time.perf_counter() - began
+    finally:
+        stopping = time.perf_counter()
+        proc.terminate()
+        proc.communicate(timeout=30)
+        run.teardown = time.perf_counter() - stopping
+    return run
+
+
 def run_broker(engine: object, records: int) -> Run:
     from tests.support.kafka_broker import normalize_settings, start_container_broker
 
@@ -300,9 +338,11 @@ def main(argv: list[str] | None = None) -> int:
     logging.getLogger("aiokafka").setLevel(logging.ERROR)  # "Heartbeat failed ... rebalancing" is expected
 
     emulator_runs: list[Run] = []
+    serve_runs: list[Run] = []
     broker_runs: list[Run] = []
     image_runs: list[Run] = []
     asyncio.run(run_emulator(args.records))  # warm-up: first-use costs of the client library
+    run_serve_process(args.records)  # warm-up: serve's bytecode cache (and the dataclass method cache beside it)
     engine_cm: contextlib.AbstractContextManager[object] = contextlib.nullcontext(None)
     if not args.skip_broker or args.image:
         from tests.support.container_engine import container_engine
@@ -321,7 +361,8 @@ def main(argv: list[str] | None = None) -> int:
                 parser.error("with a Docker engine, name the emulator's image in REBALANCE_LAB_EMULATOR_IMAGE")
         for i in range(args.runs):
             jobs: list[tuple[list[Run], Callable[[], Run]]] = [
-                (emulator_runs, lambda: asyncio.run(run_emulator(args.records)))
+                (emulator_runs, lambda: asyncio.run(run_emulator(args.records))),
+                (serve_runs, lambda: run_serve_process(args.records)),
             ]
             if args.image:
                 jobs.append((image_runs, lambda: run_emulator_image(image, args.records)))
@@ -331,8 +372,10 @@ def main(argv: list[str] | None = None) -> int:
                 result = job()
                 runs.append(result)
                 print(f"run {i + 1}: {result.line()}", flush=True)
+    shutil.rmtree(SERVE_PYCACHE, ignore_errors=True)
     print()
     emulator_median = _summary("emulator", emulator_runs)
+    serve_median = _summary("serve", serve_runs)
     if image_runs:
         _summary("emu image", image_runs)
     if broker_runs:
@@ -342,6 +385,7 @@ def main(argv: list[str] | None = None) -> int:
             f"ratio (kafka / emulator): {broker_median / emulator_median:.1f}x on medians, {best:.1f}x on minimums "
             f"(goal: >= 20x)"
         )
+        print(f"ratio (kafka / serve process): {broker_median / serve_median:.1f}x on medians (goal: >= 20x)")
         if image_runs:
             image_median = statistics.median(r.total for r in image_runs)
             print(f"ratio (kafka / emulator image): {broker_median / image_median:.1f}x on medians")
