@@ -70,13 +70,14 @@ class Group:
     correlation: int = 0
     leader: str = ""
     log: list[str] = field(default_factory=list)
+    session_ms: int = SESSION_MS
 
     def frame(self, api: int, version: int, **fields: Any) -> bytes:
         self.correlation += 1
         return codec.encode_request(codec.new_request(api, version, **fields), self.correlation, "scale")  # type: ignore[no-any-return]
 
     def join_frame(self, member_id: str) -> bytes:
-        return self.frame(JOIN, JOIN_V, group_id=self.name, session_timeout_ms=SESSION_MS,
+        return self.frame(JOIN, JOIN_V, group_id=self.name, session_timeout_ms=self.session_ms,
                           rebalance_timeout_ms=REBALANCE_MS, member_id=member_id, group_instance_id=None,
                           protocol_type="consumer", protocols=[_PROTOCOL(name="range", metadata=METADATA)])
 

@@ -35,6 +35,9 @@ from pathlib import Path
 _INT32 = struct.Struct(">i")
 _CORRELATION_AT = 8  # in a framed request: size (4), api key (2), api version (2), then the correlation id
 _READ = 65536
+# The members' session: the other targets' groups form (minutes at 10,000 members) while this one waits for its
+# rounds, so it must outlive that wait. 20 minutes, under both Kafka's and the emulator's default maximum of 30.
+SESSION_MS = 1_200_000
 
 
 @dataclass
@@ -158,7 +161,7 @@ def _serve_commands(bootstrap: str, members: int) -> None:
     async def open_and_form() -> Group:
         host, port = bootstrap.rsplit(":", 1)
         pipes = [await Pipe.open(host, int(port)) for _ in range(members)]
-        group = Group(f"heartbeats-{members}-{time.time_ns()}", [Member(p) for p in pipes])
+        group = Group(f"heartbeats-{members}-{time.time_ns()}", [Member(p) for p in pipes], session_ms=SESSION_MS)
         await form(group)
         return group
 
