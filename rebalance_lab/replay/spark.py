@@ -14,8 +14,8 @@ gotcha) and stays quiet. :func:`run_spark` is the pipeline:
      TOPIC_METADATA events beside them, and yields one row per group it saw, the group's events
      packed (pickled, LZ4), and its part rows. Each task's ParseReport comes back in an
      accumulator keyed by file index, so a re-run task replaces its entry instead of counting twice;
-   * those rows repartitioned by (cluster_id, group_id) and sorted within each partition, so a
-     group's rows are contiguous; ``mapInArrow`` reads every cluster's topics (all the parse tasks
+   * those rows repartitioned by (cluster_id, group_id); ``mapInArrow`` gathers each group's rows
+     (no JVM sort), reads every cluster's topics (all the parse tasks
      have finished: the shuffle stands between), replays each group once with the pure model and
      writes every derived table's rows as its part files; the parse's part rows pass through;
 2. **commit**: the part files of the successful task attempts become ``out/<table>/``
@@ -261,7 +261,7 @@ class _ParseTask:
 
 @dataclass(frozen=True)
 class _ReplayTask:
-    """What mapInArrow runs per replay partition: every group in it, clustered by the sort before it."""
+    """What mapInArrow runs per replay partition: every group in it, gathered by :func:`tasks.replay_groups`."""
 
     parse_staging: str  # where the parse tasks left their topics
     whatif: tuple[str, ...]
@@ -435,14 +435,13 @@ def _write_events_jsonl(run: _Run) -> None:
 
 def _replay(run: _Run, parsed: DataFrame, whatif: tuple[str, ...], partitions: int) -> list[parts.Part]:
     """Every group replayed once; the part files of every table the parse and the replay wrote."""
-    # Partition by group, then sort so that each group's rows are contiguous: one Python call per partition
-    # replays its groups in turn (a groupBy().applyInArrow call per group costs the JVM milliseconds of
-    # Arrow set-up, which dominated the run for 10,000 small groups). The parse's part rows (no group) go to
-    # one partition, whose task passes them on.
-    clustered = (parsed.repartition(partitions, "cluster_id", "group_id")
-                 .sortWithinPartitions("cluster_id", "group_id"))
+    # Partition by group: one Python call per partition gathers each group's rows and replays its groups in
+    # turn (a groupBy().applyInArrow call per group costs the JVM milliseconds of Arrow set-up, which dominated
+    # the run for 10,000 small groups; a sortWithinPartitions to make each group's rows contiguous copied every
+    # blob once more in the JVM). The parse's part rows (no group) go to one partition, whose task passes them on.
+    by_group = parsed.repartition(partitions, "cluster_id", "group_id")
     task = _ReplayTask(_parse_staging(run), whatif, str(run.staging / "replay"))
-    return parts.parts_of(clustered.mapInArrow(task, PARTS_SPARK_SCHEMA).toArrow())
+    return parts.parts_of(by_group.mapInArrow(task, PARTS_SPARK_SCHEMA).toArrow())
 
 
 def _read_table(run: _Run, name: str, drop: Sequence[str] = (),

@@ -10,8 +10,9 @@
   columns the JVM would convert twice. Each file's
   :class:`~rebalance_lab.replay.diagnostics.ParseReport` goes to a callback (the Spark
   pipeline sends it to the driver in an accumulator).
-* :func:`replay_groups` replays the groups of one partition, whose rows arrive clustered by
-  ``(cluster_id, group_id)`` (a group's rows are contiguous and may span batches), writes
+* :func:`replay_groups` replays the groups of one partition (a group's rows, one per parse task
+  that saw it, arrive in any order: the task gathers each group's packed rows, which are small,
+  and replays the groups in key order), writes
   every derived table's rows as this task's part files and yields the parts it wrote, and
   the parse tasks' part rows that reached it. Every replay task reads every cluster's
   topics with :func:`read_topics` (the parse tasks have all finished by then: a shuffle
@@ -247,8 +248,12 @@ Rows = list[dict[str, Any]] | tables.TupleRows
 
 def replay_groups(batches: Iterable[pa.RecordBatch], topics: dict[str, list[dict[str, Any]]],
                   whatif: Sequence[str], writer: PartWriter, replay: Replay | None = None) -> Iterator[pa.RecordBatch]:
-    """Replay every group of a partition whose :data:`PARSED_SCHEMA` rows arrive clustered by
-    ``(cluster_id, group_id)``, write the rows of every table, and yield the parts written.
+    """Replay every group of a partition's :data:`PARSED_SCHEMA` rows, in ``(cluster_id, group_id)`` order,
+    write the rows of every table, and yield the parts written.
+
+    The rows are gathered per group here rather than sorted by the JVM (``sortWithinPartitions``): they are
+    one packed blob per group and parse task, a small fraction of the partition's input bytes, and the sort
+    made the JVM copy every blob once more into its sort pages before handing it to Python.
 
     ``topics`` maps a cluster id to its TOPIC_METADATA events. A table's rows are written
     once about :data:`BATCH_ROWS` of them (of whole groups) are gathered. Part rows among
@@ -259,7 +264,7 @@ def replay_groups(batches: Iterable[pa.RecordBatch], topics: dict[str, list[dict
         out: dict[str, Rows] = {}
         carried: list[Part] = []
         try:
-            for key, group_events in _clustered(batches, carried):
+            for key, group_events in _grouped(batches, carried):
                 for name, rows in _replay_one(key, group_events, topics, whatif, run).items():
                     gathered = out.get(name)
                     if gathered is None:
@@ -288,32 +293,22 @@ def _to_arrow(name: str, rows: Sequence[dict[str, Any]]) -> pa.Table:
     return tables.to_arrow(name, rows)
 
 
-def _clustered(batches: Iterable[pa.RecordBatch], carried: list[Part]
-               ) -> Iterator[tuple[tuple[str, str], list[dict[str, Any]]]]:
-    """((cluster_id, group_id), events) per run of equal keys; a key seen again later is an error (unclustered).
-    Part rows (``path`` set) go to ``carried``."""
-    key: tuple[str, str] | None = None
-    current: list[dict[str, Any]] = []
-    done: set[tuple[str, str]] = set()
+def _grouped(batches: Iterable[pa.RecordBatch], carried: list[Part]
+             ) -> Iterator[tuple[tuple[str, str], list[dict[str, Any]]]]:
+    """((cluster_id, group_id), events) per group, in key order, each group's packed rows unpacked only when its
+    turn comes (so one group's events are in memory at a time). Part rows (``path`` set) go to ``carried``."""
+    packed: dict[tuple[str, str], list[bytes]] = {}
     for batch in batches:
         if batch.column("path").null_count < batch.num_rows:
             carried.extend(parts_of(batch.filter(pc.is_valid(batch.column("path"))).select(PARTS_SCHEMA.names)))
         rows = zip(batch.column("cluster_id").to_pylist(), batch.column("group_id").to_pylist(),
                    batch.column("events").to_pylist(), strict=True)
         for cluster, group, blob in rows:
-            if group is None or blob is None:
-                continue
-            row_key = (cluster or "", group)
-            if row_key != key:
-                if key is not None:
-                    done.add(key)
-                    yield key, current
-                if row_key in done:
-                    raise ValueError(f"replay input is not clustered by group: {row_key} seen again")
-                key, current = row_key, []
-            current.extend(unpack_events(blob))
-    if key is not None:
-        yield key, current
+            if group is not None and blob is not None:
+                packed.setdefault((cluster or "", group), []).append(blob)
+    for key in sorted(packed):
+        blobs = packed.pop(key)
+        yield key, [event for blob in blobs for event in unpack_events(blob)]
 
 
 def _replay_one(key: tuple[str, str], group_events: list[dict[str, Any]], topics: dict[str, list[dict[str, Any]]],

@@ -202,10 +202,36 @@ def test_replay_groups_replays_each_clustered_group_once_across_batch_boundaries
     assert [(r["group_id"], r["events"]) for r in out["group_summary"]] == [("a", 2), ("b", 3)]
     assert out[tasks.ERROR_TABLE] == [{"cluster_id": "c", "group_id": "c", "error": "RuntimeError: boom"}]
 
-    unclustered = _groups(("a", [_event(1, group="a")]), ("b", [_event(1, group="b")]), ("a", [_event(2, group="a")]))
-    with pytest.raises(ValueError, match="not clustered"):
-        list(tasks.replay_groups(unclustered, {}, (), PartWriter(tmp_path / "u", 0), replay))
-    assert list((tmp_path / "u").rglob("*.parquet*")) == []  # the failed task's started file is gone
+
+
+def test_replay_groups_gathers_a_groups_rows_from_anywhere_in_the_partition_and_replays_groups_in_key_order(
+        tmp_path: Path) -> None:
+    seen: list[tuple[str, list[int]]] = []
+
+    def replay(events: list[dict[str, Any]], topics: list[dict[str, Any]], **_: Any) -> dict[str, Any]:
+        seen.append((events[0]["group_id"], [e["seq"] for e in events]))
+        return {"group_summary": [{"cluster_id": "c", "group_id": events[0]["group_id"], "events": len(events)}]}
+
+    # no JVM sort before the task: a group's rows (one per parse task that saw it) come in shuffle order
+    unsorted = _groups(("b", [_event(2, group="b")]), ("a", [_event(1, group="a")]), ("b", [_event(1, group="b")]),
+                       ("a", [_event(3, group="a"), _event(2, group="a")]), rows_per_batch=3)
+    out = _replay(unsorted, tmp_path / "u", {}, replay)
+    assert seen == [("a", [1, 2, 3]), ("b", [1, 2])]
+    assert [(r["group_id"], r["events"]) for r in out["group_summary"]] == [("a", 3), ("b", 2)]
+
+
+def test_a_replay_task_that_fails_leaves_no_part_file_behind(tmp_path: Path, monkeypatch: Any) -> None:
+    monkeypatch.setattr(tasks, "BATCH_ROWS", 1)  # group a's rows are written before group b fails
+
+    def replay(events: list[dict[str, Any]], topics: list[dict[str, Any]], **_: Any) -> dict[str, Any]:
+        if events[0]["group_id"] == "b":
+            raise SystemExit("the worker is told to stop")  # not one group's error: the task fails
+        return {"group_summary": [{"cluster_id": "c", "group_id": "a", "events": 1}]}
+
+    batches = _groups(("a", [_event(1, group="a")]), ("b", [_event(1, group="b")]))
+    with pytest.raises(SystemExit):
+        list(tasks.replay_groups(batches, {}, (), PartWriter(tmp_path / "f", 0), replay))
+    assert list((tmp_path / "f").rglob("*.parquet*")) == []  # the failed task's started file is gone
 
 
 def test_commit_keeps_the_successful_attempts_files_and_gives_an_empty_table_its_schema(tmp_path: Path) -> None:
