@@ -30,6 +30,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # the sibling modules
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, for the broker
@@ -57,16 +58,23 @@ class Target:
     formed_s: float
     rounds: list[Round] = field(default_factory=list)
 
-    def beat(self, seconds: float) -> Round:
+    def _command(self, seconds: float) -> dict[str, Any]:
         assert self.driver.stdin is not None and self.driver.stdout is not None
-        before = cpu_seconds(self.pid)
         self.driver.stdin.write(f"beat {seconds}\n")
         self.driver.stdin.flush()
         line = self.driver.stdout.readline()
         if not line:
             raise RuntimeError(f"{self.name}: the driver ended")
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    def refresh(self) -> None:
+        """One heartbeat per member, not measured: the sessions start again while other targets' groups form."""
+        self._command(0)
+
+    def beat(self, seconds: float) -> Round:
+        before = cpu_seconds(self.pid)
+        run = self._command(seconds)
         after = cpu_seconds(self.pid)
-        run = json.loads(line)
         answered = max(1, run["answered"])
         server_us = None if before is None or after is None else (after - before) / answered * 1e6
         result = Round(answered / run["seconds"], server_us, run["driver_cpu_s"] / answered * 1e6,
@@ -148,6 +156,8 @@ def main() -> None:
             bootstrap, pid = stack.enter_context(_server(name, serve_args))
             target = _start_driver(name, bootstrap, args.members, pid)
             stack.callback(_quit, target)
+            for formed in targets:
+                formed.refresh()
             targets.append(target)
         for index in range(1, args.rounds + 1):
             for target in targets:

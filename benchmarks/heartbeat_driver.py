@@ -35,9 +35,10 @@ from pathlib import Path
 _INT32 = struct.Struct(">i")
 _CORRELATION_AT = 8  # in a framed request: size (4), api key (2), api version (2), then the correlation id
 _READ = 65536
-# The members' session: the other targets' groups form (minutes at 10,000 members) while this one waits for its
-# rounds, so it must outlive that wait. 20 minutes, under both Kafka's and the emulator's default maximum of 30.
-SESSION_MS = 1_200_000
+# The members' session: another target's group forms (a minute or two at 10,000 members) while this one waits for
+# its rounds (coordinator_heartbeats.py refreshes the sessions after each formation). 290 s: kfake refuses a
+# session over 5 minutes (INVALID_SESSION_TIMEOUT), Kafka's and the emulator's default maximum is 30.
+SESSION_MS = 290_000
 
 
 @dataclass
