@@ -204,9 +204,11 @@ class GroupService:
     # -- Timed ---------------------------------------------------------------------------
 
     def next_deadline(self) -> int | None:
+        classic = self.coordinator.next_deadline()
         consumer = None if self._consumer is None else self._consumer.next_deadline()
-        deadlines = [d for d in (self.coordinator.next_deadline(), consumer) if d is not None]
-        return min(deadlines) if deadlines else None
+        if classic is None or consumer is None:
+            return consumer if classic is None else classic
+        return min(classic, consumer)
 
     def fire_timers(self, now_ms: int) -> None:
         self.apply(self.coordinator.fire_timers(now_ms))

@@ -39,8 +39,13 @@ class TimerQueue(Generic[K, P]):
         self._entries: dict[K, list[Any]] = {}
         self._heap: list[tuple[int, int, K]] = []
         self._seq = itertools.count()
+        # The earliest deadline, kept until a timer changes: the shell asks after every turn and the group
+        # service after every request, and most requests (a rejoin, a sync) set no timer (issue 22).
+        self._earliest: int | None = None
+        self._earliest_known = False
 
     def schedule(self, key: K, at: int, payload: P) -> None:
+        self._earliest_known = False
         seq = next(self._seq)
         entry = self._entries.get(key)
         if entry is not None and entry[3] <= at:  # its anchor surfaces in time: no push
@@ -50,7 +55,10 @@ class TimerQueue(Generic[K, P]):
         heapq.heappush(self._heap, (at, seq, key))
 
     def cancel(self, key: K) -> bool:
-        return self._entries.pop(key, None) is not None
+        if self._entries.pop(key, None) is None:
+            return False
+        self._earliest_known = False
+        return True
 
     def is_scheduled(self, key: K) -> bool:
         return key in self._entries
@@ -60,12 +68,16 @@ class TimerQueue(Generic[K, P]):
         return None if entry is None else int(entry[0])
 
     def next_deadline(self) -> int | None:
-        self._drop_stale()
-        return self._heap[0][0] if self._heap else None
+        if not self._earliest_known:
+            self._drop_stale()
+            self._earliest = self._heap[0][0] if self._heap else None
+            self._earliest_known = True
+        return self._earliest
 
     def pop_due(self, now: int) -> list[Due[K, P]]:
         """Remove and return every timer with ``at <= now``, earliest first (ties: scheduling order)."""
         due: list[Due[K, P]] = []
+        self._earliest_known = False
         while True:
             self._drop_stale()
             if not self._heap or self._heap[0][0] > now:
