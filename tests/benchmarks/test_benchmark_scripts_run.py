@@ -146,3 +146,16 @@ def test_the_codec_benchmark_prints_both_codecs_figures_and_the_ratio() -> None:
                "--seam", "tests.unit.protocol.kafka_python_codec", "--seam", "rebalance_lab.protocol.codec")
     assert "JoinGroup v9, 100 members (round trip)" in out and "Fetch v13 response, 1 MB" in out
     assert out.count("us/op") == 10 and "ratio rebalance_lab.protocol.codec" in out
+
+
+def test_the_replay_cpu_split_benchmark_prints_each_stage_for_both_checkouts_and_the_stages_add_up(
+        tmp_path: Path) -> None:
+    out = _run("replay_cpu_split.py", "--events", "3000", "--groups", "20", "--work", str(tmp_path),
+               "--compare", str(ROOT))
+    runs = [line for line in out.splitlines() if line.startswith("run 1 ")]
+    assert len(runs) == 2 and all("0 failed" in line and "us/event" in line for line in runs), out
+    for stage in ("assignor", "subscriptions", "what-if rest", "fold", "partition moves", "model"):
+        assert out.count(f"    {stage} ") == 4, out  # each run's split, then each checkout's median share
+    shares = [float(line.split("CPU-s")[1].split("%")[0]) for line in out.splitlines()
+              if line.startswith("    ") and "us/event" in line]
+    assert abs(sum(shares[:6]) - 100) < 0.5 and shares[0] > 0, out  # the split is exclusive; an assignor ran
