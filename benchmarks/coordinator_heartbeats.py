@@ -14,8 +14,9 @@ target meets the same load generator. Then rounds of ``--seconds`` of heartbeats
   in microseconds: when server + driver stay well under the machine's cores, neither is saturated;
 * the 1-minute load average then (the machine is shared).
 
-``--compare DIR`` adds ``emulator@DIR``: the emulator of another checkout (``git worktree add /tmp/before REV``),
-alternating with this one (before/after in one run). Only one Kafka broker runs at a time.
+``--compare DIR`` (repeatable) adds ``emulator@DIR``: the emulator of another checkout (``git worktree add /tmp/before
+REV``), alternating with this one (before/after in one run; ``--targets ''`` leaves only the checkouts compared).
+Only one Kafka broker runs at a time.
 """
 
 from __future__ import annotations
@@ -141,12 +142,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=5.0, help="length of one round")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--targets", default="emulator,kafka,kfake", help="emulator, kafka (a 4.4.0 broker), kfake")
-    parser.add_argument("--compare", metavar="DIR", help="also the emulator of another checkout, alternating")
+    parser.add_argument("--compare", metavar="DIR", action="append", default=[],
+                        help="also the emulator of another checkout, alternating (repeatable)")
     parser.add_argument("--serve-arg", action="append", default=[], help="an extra option of this emulator's serve")
     args = parser.parse_args()
-    names = args.targets.split(",")
-    if args.compare:
-        names.insert(names.index("emulator") + 1 if "emulator" in names else 0, f"emulator@{args.compare}")
+    names = [name for name in args.targets.split(",") if name]
+    at = names.index("emulator") + 1 if "emulator" in names else 0
+    names[at:at] = [f"emulator@{source}" for source in args.compare]
     print(f"== heartbeats of one group of {args.members} members on {', '.join(names)} (load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores) ==", flush=True)
     targets: list[Target] = []
