@@ -12,6 +12,8 @@ Prints (issue 22 item 3; goal: ready in <= 100 ms, median of 5 starts, under 40 
   the ratio to it says more than the milliseconds, and the load average is printed with the figures;
 * with ``--compare DIR`` (e.g. ``git worktree add /tmp/before HEAD~3``), the same starts of the package in
   DIR, alternating with this one's, so that both see the same load;
+* beside each start, a bare asyncio server's (``import asyncio``, listen, one answer): the floor of any
+  asyncio server on this interpreter;
 * one more start under ``python -X importtime``: the ``rebalance_lab`` modules serve imported, the ten
   costliest (cumulative, with their own time), and the total import time.
 
@@ -133,6 +135,36 @@ def one_start(port: int, python_flags: tuple[str, ...] = (), env: dict[str, str]
     return Start(elapsed, cpu, rss, err)
 
 
+# The floor of any asyncio server in Python: the interpreter, ``import asyncio``, a listening socket and one
+# answer (about 60% of serve's instructions to its first JoinGroup are this: callgrind, issue 22)
+_FLOOR = """
+import asyncio, sys
+async def answer(reader, writer):
+    await reader.readexactly(4)
+    writer.write(b"pong")
+    await writer.drain()
+    writer.close()
+async def main():
+    await asyncio.start_server(answer, "127.0.0.1", int(sys.argv[1]))
+    await asyncio.Event().wait()
+asyncio.run(main())
+"""
+
+
+def asyncio_floor(port: int, env: dict[str, str]) -> tuple[float, float]:
+    """(wall, CPU) seconds from launching a bare asyncio server to its first answer."""
+    started = time.perf_counter()
+    proc = subprocess.Popen([sys.executable, "-c", _FLOOR, str(port)], env=env, cwd=tempfile.gettempdir(), text=True)
+    try:
+        with _connect(port, proc, started) as sock:
+            sock.sendall(b"ping")
+            _read(sock, 4)
+        return time.perf_counter() - started, _cpu_s(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
 def bare_python(env: dict[str, str]) -> tuple[float, float]:
     """(wall, CPU) seconds of ``python -c pass``: the interpreter's own start at this moment's load."""
     before = os.times()
@@ -168,6 +200,12 @@ def _load() -> str:
     return "load average " + " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
+def _floor_summary(floor: list[tuple[float, float]]) -> str:
+    wall, cpu = [f[0] * 1000 for f in floor], [f[1] * 1000 for f in floor]
+    return (f"bare asyncio server -> first answer: min {min(wall):.1f} ms, median {statistics.median(wall):.1f} ms; "
+            f"CPU min {min(cpu):.1f} ms, median {statistics.median(cpu):.1f} ms (the floor of an asyncio server)")
+
+
 def _summary(label: str, starts: list[Start], bare: list[tuple[float, float]]) -> str:
     wall, cpu = [s.wall_s * 1000 for s in starts], [s.cpu_s * 1000 for s in starts]
     bare_wall, bare_cpu = statistics.median(b[0] * 1000 for b in bare), statistics.median(b[1] * 1000 for b in bare)
@@ -192,7 +230,10 @@ def main() -> None:
             one_start(_free_port(), env=env)  # fills the bytecode cache (and the file cache), unreported
         starts: dict[str, list[Start]] = {label: [] for label in trees}
         bare: list[tuple[float, float]] = []
+        floor: list[tuple[float, float]] = []
+        asyncio_floor(_free_port(), trees[""])  # its bytecode cached too, unreported
         for run in range(args.runs):
+            floor.append(asyncio_floor(_free_port(), trees[""]))
             for label, env in trees.items():
                 start = one_start(_free_port(), env=env)
                 bare.append(bare_python(env))
@@ -202,6 +243,7 @@ def main() -> None:
                       f"{bare[-1][0] * 1000:5.1f} ms; {_load()}", flush=True)
         for label in trees:
             print(_summary(label, starts[label], bare))
+        print(_floor_summary(floor))
         err = one_start(_free_port(), ("-X", "importtime"), env=trees[""]).stderr
     print("\n".join(import_table(err, args.top)))
 
