@@ -228,3 +228,17 @@ def test_a_first_create_topics_loads_no_client_assignor() -> None:
         proc.communicate(timeout=30)
     assert "rebalance_lab.coordinator.handlers.create_topics" in modules
     assert _imported(modules, "rebalance_lab.clients.assignors") == []
+
+
+def test_the_first_crc32c_loads_the_extension_without_importlib_metadata() -> None:
+    """crc32c's package reads its version through importlib.metadata on import (~100 million instructions on a
+    fresh serve's first Produce); record_batch loads its C extension alone, with the same checksums."""
+    script = ("import sys\nfrom rebalance_lab.coordinator import record_batch\n"
+              "crc = record_batch._fast()\n"
+              "print(crc is not None and crc(b'123456789') == 0xE3069283, record_batch.crc32c(b'kafka'),"
+              " 'importlib.metadata' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                          cwd=tempfile.gettempdir())
+    import crc32c
+
+    assert done.stdout.split() == ["True", str(crc32c.crc32c(b"kafka")), "False"]
