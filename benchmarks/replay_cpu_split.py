@@ -5,7 +5,8 @@
 
 The inputs are :mod:`replay_scale`'s (the same generator, rendered broker logs and offsets dumps,
 kept in ``--work`` and reused). Each run parses them (``local.parse_inputs`` + ``split_groups``) and
-replays every group with one what-if (``local.replay_all``) in a fresh interpreter, timing a few
+replays every group with one what-if (``local.replay_all``) in a fresh interpreter, the cyclic garbage
+collector off for each phase as :func:`~rebalance_lab.replay.local.run_local` has it, timing a few
 coarse functions with ``time.process_time`` (a cost the load does not inflate as it does wall
 time): the assignor (every port's ``assign_lists``), the what-if's subscriptions, the rest of the
 what-if (rounds, moves, rows), the fold of the timeline, the partition moves, and what the model
@@ -17,7 +18,8 @@ code they bracketed was taken out (the what-if's regrouping of each member's lis
 
 It answers how far a stage can take the replay: a stage of share s made free leaves ``1 - s``. With
 ``--compare PATH`` each run alternates between this checkout and the one at PATH (a ``git worktree``
-of the commit before a change), so a burst of load hits both; figures from a shared machine are
+of the commit before a change), so a burst of load hits both (``REBALANCE_LAB_COMPILED=0`` measures the
+pure Python what-if where a compiled build exists, :mod:`rebalance_lab.compiled`); figures from a shared machine are
 noisy: the load average is printed beside them.
 """
 
@@ -69,14 +71,17 @@ def measure(files: list[str], whatif: str) -> dict[str, Any]:
     from rebalance_lab.replay import local, model
     from rebalance_lab.replay import whatif as whatif_module
     from rebalance_lab.replay.diagnostics import ParseReport
+    from rebalance_lab.replay.gcpolicy import batch_gc
 
     started = time.process_time()
     context: dict[str, Any] = {"tz": "UTC", "cluster_id": "default", "broker_id": None, "options": {}}
-    parsed = local.parse_inputs(files, "auto", context, ParseReport())
-    groups, topics = local.split_groups(parsed)
+    with batch_gc():  # as run_local does: the cyclic collector off for each phase
+        parsed = local.parse_inputs(files, "auto", context, ParseReport())
+        groups, topics = local.split_groups(parsed)
     parse_s = time.process_time() - started
     spent: defaultdict[str, float] = defaultdict(float)  # CPU-seconds by stage
     with ExitStack() as stack:
+        stack.enter_context(batch_gc())
         for cls in (AbstractStickyAssignor, RangeAssignor, RoundRobinAssignor):
             stack.enter_context(_timed(cls, "assign_lists", spent, "assignor"))
         stack.enter_context(_timed(whatif_module.Chain, "subscriptions", spent, "subscriptions"))
@@ -91,9 +96,10 @@ def measure(files: list[str], whatif: str) -> dict[str, Any]:
               "fold": spent["fold"], "partition moves": spent["partition moves"]}
     stages["model"] = replay_s - sum(stages.values())
     import rebalance_lab
+    from rebalance_lab import compiled
 
-    return {"package": str(Path(rebalance_lab.__file__).parent), "parse": parse_s, "replay": replay_s,
-            "stages": stages, "events": len(parsed), "groups": len(groups), "errors": len(errors)}
+    return {"package": f"{Path(rebalance_lab.__file__).parent}, what-if {compiled.status()}", "parse": parse_s,
+            "replay": replay_s, "stages": stages, "events": len(parsed), "groups": len(groups), "errors": len(errors)}
 
 
 def _child(args: argparse.Namespace) -> int:

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from rebalance_lab import compiled  # noqa: F401  (first: loads the compiled build when usable)
 from rebalance_lab.clients.assignors.abstract_sticky import AbstractStickyAssignor
 from rebalance_lab.clients.assignors.common import AssignorError
 from rebalance_lab.clients.assignors.cooperative_sticky import CooperativeStickyAssignor

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
 from operator import itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from rebalance_lab.clients.assignors.common import (
     PartitionIds,
@@ -85,7 +85,7 @@ class AbstractStickyAssignor(ABC):
     """Shared sticky algorithm. Instances keep ``max_generation`` across calls, as Java's
     field does (quirk Q4): reuse one instance per group, or a fresh one per assignment."""
 
-    name: str
+    name: ClassVar[str]
 
     def __init__(self, prefer_rack_aware_logic: bool = False) -> None:
         self.prefer_rack_aware_logic = prefer_rack_aware_logic

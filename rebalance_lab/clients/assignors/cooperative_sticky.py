@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
+from typing import ClassVar
 
 from rebalance_lab.clients.assignors.abstract_sticky import (
     AbstractStickyAssignor,
@@ -19,8 +20,8 @@ class CooperativeStickyAssignor(AbstractStickyAssignor):
     """Sticky, then withholds every partition that changes owner: the current owner revokes
     it first and the next rebalance hands it over (two-phase, spec §5.6)."""
 
-    name = "cooperative-sticky"
-    supported_protocols = ("COOPERATIVE", "EAGER")
+    name: ClassVar[str] = "cooperative-sticky"  # ClassVar: a class attribute when compiled (mypyc) too
+    supported_protocols: ClassVar[tuple[str, ...]] = ("COOPERATIVE", "EAGER")
 
     def __init__(self, prefer_rack_aware_logic: bool = False) -> None:
         super().__init__(prefer_rack_aware_logic)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from rebalance_lab.clients.assignors.common import (
     PartitionIds,
@@ -101,7 +102,7 @@ class RangeAssignor:
     ``preferRackAwareLogic`` (spec §2.3); production Java leaves it ``False``.
     """
 
-    name = "range"
+    name: ClassVar[str] = "range"  # ClassVar: a class attribute when compiled (mypyc) too
 
     def __init__(self, prefer_rack_aware_logic: bool = False) -> None:
         self.prefer_rack_aware_logic = prefer_rack_aware_logic

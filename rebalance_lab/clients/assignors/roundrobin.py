@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from itertools import chain
+from typing import ClassVar
 
 from rebalance_lab.clients.assignors.common import (
     AssignorError,
@@ -23,7 +24,7 @@ class RoundRobinAssignor:
     like Java's inherited field it has no effect here (round robin is not rack-aware).
     """
 
-    name = "roundrobin"
+    name: ClassVar[str] = "roundrobin"  # ClassVar: a class attribute when compiled (mypyc) too
 
     def __init__(self, prefer_rack_aware_logic: bool = False) -> None:
         self.prefer_rack_aware_logic = prefer_rack_aware_logic

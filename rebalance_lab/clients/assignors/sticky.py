@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from rebalance_lab.clients.assignors.abstract_sticky import AbstractStickyAssignor
 from rebalance_lab.clients.assignors.sticky_user_data import read_v1
@@ -14,7 +15,7 @@ class StickyAssignor(AbstractStickyAssignor):
     """Previous ownership always comes from the user data (V1, or V0 from old clients),
     never from the protocol's OwnedPartitions/GenerationId: eager members revoke all."""
 
-    name = "sticky"
+    name: ClassVar[str] = "sticky"  # ClassVar: a class attribute when compiled (mypyc) too
 
     def __init__(self, prefer_rack_aware_logic: bool = False) -> None:
         super().__init__(prefer_rack_aware_logic)

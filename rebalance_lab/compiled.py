@@ -1,0 +1,177 @@
+"""The replay's what-if compiled to C by mypyc (issue 20 performance), optional and never stale.
+
+The what-if and the assignor ports it runs are pure Python run for every round of every group; mypyc
+compiles them from their own type annotations to C extensions that do the same work in a fraction
+of the CPU. The package never needs them: ``python -m rebalance_lab.compiled build`` (run by
+``./dev``'s install) writes them to ``.native/`` beside the package, with a manifest holding the
+SHA-256 of every source file they were built from, and :func:`activate` (run when the packages that
+hold them import this module, before their first submodule) puts a finder first on ``sys.meta_path``
+that loads them instead of the ``.py`` files, only when
+
+* the build exists for this interpreter (its extension suffix),
+* every source still has the hash it was built from (an edited module makes the whole build stale:
+  the pure Python runs, so an edit is never shadowed by an old binary), and
+* ``REBALANCE_LAB_COMPILED`` is not ``0`` (a directory there names another build), and none of the
+  modules was already imported as Python (mypyc compiles them as one group whose modules call each
+  other natively: all or none).
+
+:func:`status` says which of these held. This module imports nothing of the package: the lowest layer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+#: Where the build goes: beside the package (an editable install's work tree), never inside it.
+TARGET = PACKAGE_DIR.parent / ".native"
+MANIFEST = "manifest.json"
+ENV = "REBALANCE_LAB_COMPILED"
+
+#: The modules compiled: the what-if and the assignor ports it runs (issue 20; benchmarks/replay_cpu_split.py).
+#: ``assignors.common`` stays Python: its AssignorError subclasses RuntimeError, which mypyc cannot compile. The
+#: fold's modules (timeline, moves, model) are not compiled: compiled, a replay without a what-if took more CPU.
+MODULES = tuple(f"rebalance_lab.clients.assignors.{name}" for name in (
+    "abstract_sticky", "cooperative_sticky", "java_hashmap", "partition_movements", "range", "roundrobin",
+    "sticky", "sticky_constrained", "sticky_general", "sticky_racks", "sticky_user_data", "types",
+)) + tuple(f"rebalance_lab.replay.{name}" for name in ("static", "userdata", "whatif"))
+
+#: Source trees whose every file is hashed: the compiled modules trust the types of what they import from these.
+HASHED = ("clients/assignors", "replay", "protocol")
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds the compiled modules (and their group's shared library) in the build."""
+
+    def __init__(self, files: dict[str, Path]) -> None:
+        self.files = files
+
+    def find_spec(self, fullname: str, path: Sequence[str] | None = None,
+                  target: ModuleType | None = None) -> importlib.machinery.ModuleSpec | None:
+        found = self.files.get(fullname)
+        if found is None:
+            return None
+        loader = importlib.machinery.ExtensionFileLoader(fullname, str(found))
+        return importlib.util.spec_from_file_location(fullname, found, loader=loader)
+
+
+_state: dict[str, str] = {}
+
+
+def source_hashes(package_dir: Path = PACKAGE_DIR) -> dict[str, str]:
+    """SHA-256 of every ``.py`` file under :data:`HASHED`, by path relative to the package."""
+    hashes: dict[str, str] = {}
+    for tree in HASHED:
+        for path in sorted((package_dir / tree).rglob("*.py")):
+            hashes[path.relative_to(package_dir).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return hashes
+
+
+def _suffix() -> str:
+    return importlib.machinery.EXTENSION_SUFFIXES[0]
+
+
+def _usable(target: Path) -> tuple[str, dict[str, Path]]:
+    """(why not, or "compiled"; the files by module name)."""
+    if os.environ.get(ENV) == "0":
+        return f"disabled ({ENV}=0)", {}
+    try:
+        manifest = json.loads((target / MANIFEST).read_text())
+    except (OSError, ValueError):
+        return "absent (python -m rebalance_lab.compiled build)", {}
+    if manifest.get("suffix") != _suffix():
+        return "absent for this interpreter", {}
+    if manifest.get("sources") != source_hashes():
+        return "stale (sources changed since the build): pure Python", {}
+    files = {name: target / rel for name, rel in manifest["files"].items()}
+    if not all(path.is_file() for path in files.values()):
+        return "incomplete build", {}
+    if any(name in sys.modules for name in MODULES):
+        return "not used (modules already imported as Python)", {}
+    return "compiled", files
+
+
+def _target() -> Path:
+    chosen = os.environ.get(ENV, "")
+    return Path(chosen) if chosen not in ("", "0", "1") else TARGET
+
+
+def activate(target: Path | None = None) -> str:
+    """Load the compiled modules from now on when the build is usable; returns :func:`status`. Idempotent."""
+    if "status" not in _state:
+        target = target or _target()
+        why, files = _usable(target)
+        _state["status"] = why
+        if files:
+            sys.meta_path.insert(0, _Finder(files))
+    return _state["status"]
+
+
+def status() -> str:
+    """"compiled", or why the Python modules run ("not activated" before the first replay import)."""
+    return _state.get("status", "not activated")
+
+
+def build(target: Path | None = None, jobs: int = 2) -> Path:
+    """Compile :data:`MODULES` into ``target`` and write its manifest; returns the manifest's path."""
+    import shutil
+
+    target = (target or _target()).resolve()
+
+    from mypyc.build import mypycify
+    from setuptools import Distribution  # type: ignore[import-untyped]  # the venv's own (3.11 venvs ship it)
+
+    root = PACKAGE_DIR.parent
+    scratch = target / "tmp"
+    shutil.rmtree(target, ignore_errors=True)
+    hashes = source_hashes()  # before compiling: an edit during the build makes it stale, not wrong
+    paths = [name.replace(".", "/") + ".py" for name in MODULES]
+    cwd = Path.cwd()
+    os.chdir(root)  # mypyc names modules by their path from here
+    try:
+        extensions = mypycify(paths, opt_level="3", target_dir=str(scratch / "c"))
+        dist = Distribution({"name": "rebalance_lab_compiled", "ext_modules": extensions, "script_name": "build",
+                             "script_args": ["build_ext", "--build-lib", str(target), "--build-temp",
+                                             str(scratch / "o"), f"--parallel={jobs}"]})
+        dist.parse_command_line()
+        dist.run_commands()
+    finally:
+        os.chdir(cwd)
+    shutil.rmtree(scratch, ignore_errors=True)
+    files = {}
+    for path in target.rglob(f"*{_suffix()}"):
+        rel = path.relative_to(target)
+        files[".".join((*rel.parts[:-1], rel.name[: -len(_suffix())]))] = rel.as_posix()
+    manifest = target / MANIFEST
+    manifest.write_text(json.dumps({"suffix": _suffix(), "sources": hashes, "files": files}, indent=1))
+    return manifest
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["build"]:
+        if "--if-stale" in args and _usable(_target())[0] == "compiled":
+            print(f"compiled modules in {_target()} are up to date")
+            return 0
+        print(f"compiled into {build().parent}")
+        return 0
+    if args[:1] == ["status"]:
+        print(activate())
+        return 0
+    print("usage: python -m rebalance_lab.compiled build [--if-stale] | status", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+else:
+    activate()  # imported by the packages holding the compiled modules, before any of those modules

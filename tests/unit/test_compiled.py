@@ -1,0 +1,99 @@
+"""The what-if's compiled build (rebalance_lab/compiled.py): loaded only when fresh, and the same tables as Python.
+
+``./dev test`` builds it (``python -m rebalance_lab.compiled build --if-stale``), so in CI the whole suite, the
+assignors' Java-equality tests and the replay tests included, runs on the compiled modules; the last test here
+replays a generated input both ways and compares every table.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rebalance_lab import compiled
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _fake_build(target: Path, sources: dict[str, str]) -> None:
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "stub.so").write_bytes(b"")
+    (target / compiled.MANIFEST).write_text(json.dumps({
+        "suffix": compiled._suffix(), "sources": sources, "files": {"rebalance_lab.replay.whatif": "stub.so"}}))
+
+
+def test_without_a_build_the_python_modules_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(compiled.ENV, raising=False)
+    why, files = compiled._usable(tmp_path / "nothing")
+    assert why.startswith("absent") and files == {}
+
+
+def test_a_build_whose_sources_changed_since_is_stale_and_not_loaded(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(compiled.ENV, raising=False)
+    sources = compiled.source_hashes()
+    sources["replay/whatif.py"] = hashlib.sha256(b"an older whatif.py").hexdigest()
+    _fake_build(tmp_path, sources)
+    why, files = compiled._usable(tmp_path)
+    assert why.startswith("stale") and files == {}
+
+
+def test_a_fresh_build_is_loaded_unless_switched_off_or_its_modules_are_already_python(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(compiled.ENV, raising=False)
+    _fake_build(tmp_path, compiled.source_hashes())
+    monkeypatch.setattr(sys, "modules", {k: v for k, v in sys.modules.items() if k not in compiled.MODULES})
+    assert compiled._usable(tmp_path) == ("compiled", {"rebalance_lab.replay.whatif": tmp_path / "stub.so"})
+    monkeypatch.setenv(compiled.ENV, "0")
+    assert compiled._usable(tmp_path)[0].startswith("disabled")
+    monkeypatch.delenv(compiled.ENV)
+    monkeypatch.setitem(sys.modules, "rebalance_lab.replay.whatif", sys)  # imported as Python already
+    assert compiled._usable(tmp_path)[0].startswith("not used")
+
+
+_REPLAY = """
+import hashlib, json, sys
+sys.path.insert(0, "benchmarks")
+import replay_scale
+from pathlib import Path
+from rebalance_lab import compiled
+from rebalance_lab.replay.local import run_local
+files, _ = replay_scale.write_inputs(Path(sys.argv[1]), 4000, 30, 7, "rendered")
+digests = {}
+for whatif in ("cooperative-sticky", "sticky", "range", "roundrobin+static"):
+    result = run_local([str(f) for f in files], whatif=(whatif,))
+    assert not result.errors, result.errors
+    for name, rows in sorted(result.tables.items()):
+        text = repr([sorted(r.items()) if isinstance(r, dict) else r for r in rows])
+        digests[f"{whatif}/{name}"] = hashlib.sha256(text.encode()).hexdigest()
+print(json.dumps({"status": compiled.status(), "digests": digests}))
+"""
+
+
+def _replay(work: Path, python_only: bool) -> dict[str, object]:
+    env = dict(os.environ)
+    if python_only:
+        env[compiled.ENV] = "0"
+    result = subprocess.run([sys.executable, "-c", _REPLAY, str(work)], capture_output=True, text=True, env=env,
+                            cwd=ROOT, timeout=600, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    found: dict[str, object] = json.loads(result.stdout.splitlines()[-1])
+    return found
+
+
+def test_the_compiled_what_if_writes_the_same_tables_as_the_python_one(tmp_path: Path) -> None:
+    if not (compiled._target() / compiled.MANIFEST).exists():  # .native/, or the build REBALANCE_LAB_COMPILED names
+        if os.environ.get("CI") == "true":
+            pytest.fail("./dev test builds the compiled modules: none in .native/")
+        pytest.skip("no compiled build here (python -m rebalance_lab.compiled build)")
+    with_build = _replay(tmp_path / "inputs", python_only=False)
+    python = _replay(tmp_path / "inputs", python_only=True)
+    assert with_build["status"] == "compiled", with_build["status"]
+    assert python["status"].startswith("disabled")  # type: ignore[attr-defined]
+    assert with_build["digests"] == python["digests"]
