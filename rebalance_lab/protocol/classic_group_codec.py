@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rebalance_lab.protocol.fast_reader import FastReader, Unusual
 from rebalance_lab.protocol.wire_primitives import request_header, uvarint
 
 JOIN_KEY, SYNC_KEY = 11, 14
@@ -46,10 +47,6 @@ _I32 = struct.Struct(">i")
 _II = struct.Struct(">ii")
 _HEADER = struct.Struct(">ii")  # size, correlation id
 _NULL_STRING = b"\xff\xff"
-
-
-class _Unusual(Exception):
-    """Input the fast path leaves to the generic codec."""
 
 
 # -- request bodies (the generic codec's field names: the handlers and the fault controller read these) --------
@@ -125,91 +122,15 @@ class SyncGroupResponse:
 # -- reading -----------------------------------------------------------------------------------------------------
 
 
-class _Reader:
-    """The request's bytes and a position; strings and bytes in the classic or the compact (flexible) form."""
-
-    __slots__ = ("data", "flexible", "pos")
-
-    def __init__(self, data: bytes, pos: int, flexible: bool) -> None:
-        self.data, self.pos, self.flexible = data, pos, flexible
-
-    def int32(self) -> int:
-        (value,) = _I32.unpack_from(self.data, self.pos)
-        self.pos += 4
-        return int(value)
-
-    def _length(self) -> int:
-        """A string's, bytes' or array's length; -1 for null."""
-        data, pos = self.data, self.pos
-        if not self.flexible:
-            (length,) = _I16.unpack_from(data, pos)
-            self.pos = pos + 2
-            return int(length)
-        value = shift = 0
-        while True:
-            byte = data[pos]
-            pos += 1
-            value |= (byte & 0x7F) << shift
-            if not byte & 0x80:
-                break
-            shift += 7
-            if shift > 28:
-                raise _Unusual("a varint longer than 5 bytes")
-        self.pos = pos
-        return value - 1
-
-    def _sized(self, length: int) -> bytes:
-        end = self.pos + length
-        if end > len(self.data):
-            raise _Unusual("a value past the end")
-        raw = self.data[self.pos:end]
-        self.pos = end
-        return raw
-
-    def nullable_string(self) -> str | None:
-        length = self._length()
-        return None if length < 0 else self._sized(length).decode("utf-8")
-
-    def string(self) -> str:
-        value = self.nullable_string()
-        if value is None:
-            raise _Unusual("a null non-nullable string")
-        return value
-
-    def bytes_(self) -> bytes:
-        length = self._length() if self.flexible else self.int32()  # classic bytes: an int32 length
-        if length < 0:
-            raise _Unusual("null non-nullable bytes")
-        return bytes(self._sized(length))
-
-    def array_length(self) -> int:
-        length = self._length() if self.flexible else self.int32()
-        if length < 0:
-            raise _Unusual("a null array")
-        return length
-
-    def no_tags(self) -> None:
-        """A flexible struct's tagged fields: only an empty set is read here."""
-        if self.flexible:
-            if self.data[self.pos] != 0:
-                raise _Unusual("tagged fields")
-            self.pos += 1
-
-    def end(self) -> None:
-        self.no_tags()
-        if self.pos != len(self.data):
-            raise _Unusual("trailing bytes")
-
-
 def _start(payload: bytes, api_key: int, versions: tuple[int, ...], flexible_from: int) -> tuple[int, int, str,
-                                                                                                   _Reader] | None:
+                                                                                                   FastReader] | None:
     if len(payload) > MAX_FAST_BYTES:
         return None
     header = request_header(payload, api_key, versions)
     if header is None:
         return None
     version, correlation_id, client_id, pos = header
-    reader = _Reader(payload, pos, version >= flexible_from)
+    reader = FastReader(payload, pos, version >= flexible_from)
     reader.no_tags()  # request header v2's tagged fields
     return version, correlation_id, client_id, reader
 
@@ -233,7 +154,7 @@ def decode_join_request(payload: bytes) -> tuple[int, str, JoinGroupRequest] | N
             protocols.append(JoinGroupProtocol(name, metadata))
         reason = r.nullable_string() if version >= 8 else None
         r.end()
-    except (_Unusual, IndexError, struct.error, UnicodeDecodeError):
+    except (Unusual, IndexError, struct.error, UnicodeDecodeError):
         return None
     return correlation_id, client_id, JoinGroupRequest(version, group_id, session, rebalance, member_id, instance_id,
                                                        protocol_type, protocols, reason)
@@ -255,7 +176,7 @@ def decode_sync_request(payload: bytes) -> tuple[int, str, SyncGroupRequest] | N
             r.no_tags()
             assignments.append(SyncGroupAssignment(assigned, assignment))
         r.end()
-    except (_Unusual, IndexError, struct.error, UnicodeDecodeError):
+    except (Unusual, IndexError, struct.error, UnicodeDecodeError):
         return None
     return correlation_id, client_id, SyncGroupRequest(version, group_id, generation, member_id, instance_id,
                                                        protocol_type, protocol_name, assignments)
@@ -278,7 +199,7 @@ def _utf8(value: str) -> bytes:
 def _string(parts: list[bytes], value: str | None, flexible: bool, nullable: bool) -> None:
     if value is None:
         if not nullable:
-            raise _Unusual("null in a non-nullable string")
+            raise Unusual("null in a non-nullable string")
         parts.append(b"\x00" if flexible else _NULL_STRING)
         return
     raw = _utf8(value)
@@ -321,7 +242,7 @@ def encode_join_response(response: JoinGroupResponse, correlation_id: int) -> by
             parts.append(b"\x01" if response.skip_assignment else b"\x00")
         _string(parts, response.member_id, flexible, False)
         _members(parts, response.members, version, flexible)
-    except (_Unusual, struct.error, TypeError, AttributeError):
+    except (Unusual, struct.error, TypeError, AttributeError):
         return None
     return _framed(parts, correlation_id, flexible)
 
@@ -351,6 +272,6 @@ def encode_sync_response(response: SyncGroupResponse, correlation_id: int) -> by
             _string(parts, response.protocol_type, flexible, True)
             _string(parts, response.protocol_name, flexible, True)
         _bytes(parts, response.assignment, flexible)
-    except (_Unusual, struct.error, TypeError):
+    except (Unusual, struct.error, TypeError):
         return None
     return _framed(parts, correlation_id, flexible)

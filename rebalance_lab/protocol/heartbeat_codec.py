@@ -22,12 +22,12 @@ import struct
 import uuid
 from dataclasses import dataclass, field
 
+from rebalance_lab.protocol.fast_reader import FastReader, Unusual
 from rebalance_lab.protocol.wire_primitives import request_header, uvarint
 
 API_KEY = 68
 VERSIONS = (0, 1)
 
-_I16 = struct.Struct(">h")
 _I32 = struct.Struct(">i")
 _RESPONSE_HEAD = struct.Struct(">iibih")  # size, correlation id, header tags, throttle, error code
 _EPOCH_INTERVAL = struct.Struct(">ii")
@@ -80,61 +80,10 @@ class HeartbeatResponse:
     assignment: Assignment | None = None
 
 
-class _Unusual(Exception):
-    """Input the fast path leaves to the generic codec."""
+class _Reader(FastReader):
+    """The compact form throughout, and the two fields only ConsumerGroupHeartbeat has."""
 
-
-class _Reader:
-    __slots__ = ("data", "pos")
-
-    def __init__(self, data: bytes, pos: int) -> None:
-        self.data = data
-        self.pos = pos
-
-    def uvarint(self) -> int:
-        data, pos = self.data, self.pos
-        value = data[pos]
-        pos += 1
-        if value & 0x80:
-            value &= 0x7F
-            shift = 7
-            while True:
-                byte = data[pos]
-                pos += 1
-                value |= (byte & 0x7F) << shift
-                if not byte & 0x80:
-                    break
-                shift += 7
-                if shift > 28:
-                    raise _Unusual("varint too long")
-        self.pos = pos
-        return value
-
-    def int32(self) -> int:
-        (value,) = _I32.unpack_from(self.data, self.pos)
-        self.pos += 4
-        return int(value)
-
-    def nullable_string(self) -> str | None:
-        length = self.uvarint() - 1
-        if length < 0:
-            return None
-        start = self.pos
-        end = start + length
-        if end > len(self.data):
-            raise _Unusual("string past the end")
-        self.pos = end
-        return self.data[start:end].decode("utf-8")  # invalid UTF-8 raises: the generic codec decides
-
-    def string(self) -> str:
-        value = self.nullable_string()
-        if value is None:
-            raise _Unusual("null non-nullable string")
-        return value
-
-    def no_tags(self) -> None:
-        if self.uvarint() != 0:
-            raise _Unusual("tagged fields")
+    __slots__ = ()
 
     def strings(self) -> list[str] | None:
         count = self.uvarint() - 1
@@ -148,15 +97,15 @@ class _Reader:
         for _ in range(count):
             start = self.pos
             if start + 16 > len(self.data):
-                raise _Unusual("uuid past the end")
+                raise Unusual("uuid past the end")
             topic_id = uuid.UUID(bytes=self.data[start : start + 16])
             self.pos = start + 16
             size = self.uvarint() - 1
             if size < 0:
-                raise _Unusual("null partitions")
+                raise Unusual("null partitions")
             end = self.pos + 4 * size
             if end > len(self.data):
-                raise _Unusual("partitions past the end")
+                raise Unusual("partitions past the end")
             partitions = list(struct.unpack_from(f">{size}i", self.data, self.pos))
             self.pos = end
             self.no_tags()
@@ -168,7 +117,7 @@ def decode_request(payload: bytes) -> tuple[int, str, HeartbeatRequest] | None:
     """(correlation id, client id, body) of a v0-1 request with header v2, or None for the generic codec."""
     try:
         return _decode(payload)
-    except (_Unusual, IndexError, struct.error, UnicodeDecodeError):
+    except (Unusual, IndexError, struct.error, UnicodeDecodeError):
         return None
 
 
