@@ -47,6 +47,12 @@ def test_the_heartbeat_benchmark_drives_each_target_with_the_raw_driver_and_prin
     assert "errors" not in out
 
 
+def test_the_classic_core_benchmark_prints_cpu_per_heartbeat_and_per_join_and_sync() -> None:
+    out = _run("classic_core.py", "--members", "30", "--heartbeats", "100", "--rounds", "2")
+    assert "join phase" in out and "sync phase" in out and "us/member" in out
+    assert out.count("us CPU/heartbeat  load") == 2 and "heartbeat min" in out
+
+
 @pytest.mark.broker
 def test_the_coordinator_scale_benchmark_compares_the_emulator_with_a_kafka_4_broker() -> None:
     out = _run("coordinator_scale.py", "--sizes", "10,20", "--targets", "emulator,kafka", "--big-heartbeat-seconds",
