@@ -147,11 +147,13 @@ def _as_received(parts: Sequence[TopicPartition]) -> tuple[TopicPartition, ...]:
 
 def _wire_order(owned: Sequence[TopicPartition]) -> tuple[TopicPartition, ...]:
     """``owned`` sorted as ``serializeSubscription`` writes it (``topic_partition_key``). Where every topic
-    compares the same in Python and Java, the tuples' own order is that order, without a key call per element."""
+    compares the same in Python and Java, the tuples' own order is that order, without a key call per element;
+    so it is over one topic (the first and last sorted share it): the partition ids, ints, decide alone."""
     if len(owned) < 2:
         return tuple(owned)
-    if native_order_is_java(set(map(_topic_of, owned))):
-        return tuple(sorted(owned))
+    ordered = sorted(owned)
+    if ordered[0][0] == ordered[-1][0] or native_order_is_java(set(map(_topic_of, ordered))):
+        return tuple(ordered)
     return tuple(sorted(owned, key=topic_partition_key))
 
 
