@@ -84,6 +84,7 @@ class GroupService:
             world.timer_latency_s = self._latency.sample_s
         group_config = dataclasses.replace(config.group, join_race=race)
         self.coordinator = GroupCoordinator(group_config, config.flavor, new_uuid=uuid_source(config.seed))
+        self._classic_deadline = self.coordinator.next_deadline  # bound once: asked after every request
         self._consumer_ids = uuid_source(None if config.seed is None else config.seed + 1)
         self._consumer: ConsumerGroupCoordinator | None = None
         self._routing: GroupRouting | None = None
@@ -104,23 +105,34 @@ class GroupService:
     def call(self, operation: Operation, inp: Any, build: ResponseBuilder) -> Parked:
         """Run one request through the core; the reply may be ready at once or come later."""
         token = next(self._tokens)
-        parked = Parked()
-        self._pending[token] = (parked, build)
         now = self._world.now_ms()
         fx = operation(now, inp, token)
-        if fx.replies or fx.records:
-            self.apply(fx)
+        replies = fx.replies
+        if not fx.records and len(replies) == 1 and replies[0][0] == token:
+            # The usual heartbeat: only this request's own answer, ready now. Nothing else could resolve its
+            # token, so it needs no pending entry and no resolution (issue 22: per-heartbeat CPU).
+            parked = Parked(build(replies[0][1]), True)
+        else:
+            parked = Parked()
+            self._pending[token] = (parked, build)
+            if replies or fx.records:
+                self.apply(fx)
         # Classic timers already due (a zero initial delay) fire now rather than on the shell's next timer turn,
         # so a manual clock needs no advance(0) for them; none is due after the usual request (nothing is run).
         # join_race "sampled": a classic timer this request made due expires on the shell's timer turn instead,
         # after the modelled expiration latency, as a broker queues it behind the requests it has already
         # received (unless the draw says it overtook them).
-        deadline = self.coordinator.next_deadline()
+        deadline = self._classic_deadline()
         if deadline is not None and deadline <= now and (self._latency is None or self._latency.overtakes()):
             self.apply(self.coordinator.fire_timers(now))
         if self._consumer is not None:
             self.apply(self._consumer.fire_timers(now, self.topics()))
         return parked
+
+    @property
+    def pending_replies(self) -> int:
+        """How many requests wait for a reply from another request or a timer (a parked JoinGroup or SyncGroup)."""
+        return len(self._pending)
 
     def apply(self, fx: Effects) -> None:
         for token, result in fx.replies:
@@ -204,8 +216,10 @@ class GroupService:
     # -- Timed ---------------------------------------------------------------------------
 
     def next_deadline(self) -> int | None:
-        classic = self.coordinator.next_deadline()
-        consumer = None if self._consumer is None else self._consumer.next_deadline()
+        classic = self._classic_deadline()
+        if self._consumer is None:
+            return classic
+        consumer = self._consumer.next_deadline()
         if classic is None or consumer is None:
             return consumer if classic is None else classic
         return min(classic, consumer)

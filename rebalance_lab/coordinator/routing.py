@@ -35,8 +35,9 @@ def partition_for(group_id: str, num_partitions: int) -> int:
 def coordinator_for(world: World, group_id: str) -> BrokerInfo | None:
     """The broker leading the group's offsets partition (the topic is created on first use);
     None while that partition has no live leader (clients then get COORDINATOR_NOT_AVAILABLE)."""
-    overrides: dict[str, int] = world.services.setdefault("coordinator_overrides", {})
-    if group_id in overrides:
+    # .get, not setdefault: setdefault builds an empty dict on every call (each group request asks; issue 22)
+    overrides: dict[str, int] | None = world.services.get("coordinator_overrides")
+    if overrides and group_id in overrides:
         return world.cluster.brokers[overrides[group_id]]
     topic = world.cluster.ensure_offsets_topic()
     partition = topic.partitions[partition_for(group_id, len(topic.partitions))]

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 from rebalance_lab.config import Flavor, GroupConfig
 from rebalance_lab.coordinator.classic.model import Group
 from rebalance_lab.coordinator.timers import Due, TimerQueue
 
 
-class TimerKind(Enum):
+class TimerKind(StrEnum):
+    """A StrEnum hashes a key's kind in C: every heartbeat hashes its timer key ~5 times (issue 22)."""
+
     HEARTBEAT = "heartbeat"
     JOIN = "join"
     SYNC = "sync"
@@ -71,6 +73,8 @@ class GroupTimers:
         self._queue: TimerQueue[TimerKey, _Stamped] = TimerQueue()
         self._live: dict[TimerKey, _Stamped] = {}
         self._next_seq = 0
+        # The queue's own method, bound once: the group service and the shell ask after every request (issue 22)
+        self.next_deadline: Callable[[], int | None] = self._queue.next_deadline
 
     def schedule(self, key: TimerKey, at_ms: int, payload: TimerPayload) -> None:
         stamped = _Stamped(self._next_seq, payload)
@@ -88,9 +92,6 @@ class GroupTimers:
 
     def deadline(self, key: TimerKey) -> int | None:
         return self._queue.deadline(key)
-
-    def next_deadline(self) -> int | None:
-        return self._queue.next_deadline()
 
     def mark(self) -> int:
         """A stamp below every timer scheduled from now on (see ``pop_next_due``'s ``scheduled_before``)."""

@@ -63,6 +63,8 @@ class GroupCoordinator:
                  new_uuid: Callable[[], str] = lambda: str(uuid.uuid4())) -> None:
         self._core = Core(config, flavor, new_uuid, {}, GroupTimers())
         self._loading = False
+        # The earliest timer deadline, or None: the timer queue's method itself (asked after every request)
+        self.next_deadline: Callable[[], int | None] = self._core.timers.next_deadline
 
     def set_loading(self, loading: bool) -> None:
         """Imitate a coordinator still loading its partition (fault injection; spec §15 #6)."""
@@ -100,7 +102,7 @@ class GroupCoordinator:
         return fx
 
     def heartbeat(self, now_ms: int, inp: HeartbeatInput, token: Hashable) -> Effects:
-        if (busy := self._loading_reply('heartbeat', inp, token)) is not None:
+        if self._loading and (busy := self._loading_reply('heartbeat', inp, token)) is not None:
             return busy
         fx = Effects()
         heartbeat.heartbeat(self._core, fx, now_ms, inp, token)
@@ -244,9 +246,6 @@ class GroupCoordinator:
             group.check_tally()
 
     # -- timers ---------------------------------------------------------------------------
-
-    def next_deadline(self) -> int | None:
-        return self._core.timers.next_deadline()
 
     def fire_timers(self, now_ms: int) -> Effects:
         """Run every timer due at or before ``now_ms``, each at its own deadline, earliest first."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rebalance_lab.coordinator.classic.messages import HeartbeatInput, HeartbeatResult
@@ -14,9 +15,13 @@ from rebalance_lab.protocol.classic_heartbeat_codec import HeartbeatResponse
 API_KEY = 12
 
 
-def to_response(version: int, result: HeartbeatResult) -> HeartbeatResponse:
+def _builder(version: int) -> Callable[[HeartbeatResult], HeartbeatResponse]:
     """The fast codec's response object (``codec.encode_response`` writes it; ``codec.generic`` converts it)."""
-    return HeartbeatResponse(version, 0, int(result.error))
+    return lambda result: HeartbeatResponse(version, 0, int(result.error))
+
+
+# One response builder per version, made once rather than a closure per heartbeat (issue 22)
+_BUILDERS = tuple(_builder(version) for version in range(5))
 
 
 def handle(ctx: RequestContext, request: Any) -> Parked:
@@ -27,4 +32,5 @@ def handle(ctx: RequestContext, request: Any) -> Parked:
     if inp.group_id:
         check_coordinator(ctx.world, ctx.broker.node_id, inp.group_id)
     service = service_of(ctx.world)
-    return service.call(service.routing.heartbeat, inp, lambda r: to_response(version, r))
+    build = _BUILDERS[version] if version < len(_BUILDERS) else _builder(version)
+    return service.call(service.routing.heartbeat, inp, build)
