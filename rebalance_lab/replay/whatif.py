@@ -74,6 +74,7 @@ MAX_FOLLOW_UPS = 4  # a what-if that keeps withholding is cut off (and reported 
 
 
 _new_tuple = tuple.__new__
+_new_object = object.__new__
 _topic_of = itemgetter(0)
 
 
@@ -168,8 +169,11 @@ def _subscription(topics: tuple[str, ...], user_data: bytes | None, owned: tuple
                   generation: int | None, rack: str | None, instance: str | None) -> Subscription:
     """``Subscription(...)``; one without owned partitions (most: a member that rejoins has a new id, so no
     past) is made once per distinct value and shared, as it is immutable and assignors only read it."""
-    if owned:
-        return Subscription(topics, user_data, owned, generation, rack, instance)
+    if owned:  # made as the frozen dataclass's __init__ makes it, without its six object.__setattr__ calls
+        made = _new_object(Subscription)
+        vars(made).update(topics=topics, user_data=user_data, owned_partitions=owned, generation_id=generation,
+                          rack_id=rack, group_instance_id=instance)
+        return made
     key = (topics, user_data, generation, rack, instance)
     found = _subscriptions.get(key)
     if found is None:

@@ -1,12 +1,13 @@
-"""The what-if's shortcuts over the orders it writes (issue 20 performance) give what the plain definitions give."""
+"""The what-if's shortcuts over the orders and values it writes (issue 20 performance) match the plain definitions."""
 
 from __future__ import annotations
 
 import random
+from dataclasses import fields
 
 from rebalance_lab.clients.assignors.common import topic_partition_key
-from rebalance_lab.clients.assignors.types import TopicPartition
-from rebalance_lab.replay.whatif import _wire_order
+from rebalance_lab.clients.assignors.types import Subscription, TopicPartition
+from rebalance_lab.replay.whatif import _subscription, _wire_order
 
 # "\ue000" sorts after "\U00010000" in Java (UTF-16 code units: 0xE000 > 0xD800) and before it in Python (code points).
 TOPICS = ("a", "b", "orders", "\ue000", "\U00010000", "\U00010000x")
@@ -30,3 +31,13 @@ def test_one_topic_is_ordered_by_partition_id_even_where_pythons_string_order_is
     assert _wire_order(owned) == tuple(sorted(owned, key=topic_partition_key))
     mixed = (TopicPartition("\U00010000", 1), TopicPartition("\ue000", 0))
     assert _wire_order(mixed) == mixed  # Java's order, not Python's
+
+
+def test_a_subscription_with_owned_partitions_is_the_one_its_constructor_makes() -> None:
+    owned = (TopicPartition("a", 0), TopicPartition("b", 3))
+    for args in ((("a", "b"), b"\x00\x00\x00\x07", owned, 7, "r1", "i-1"), (("a",), None, owned[:1], None, None, None)):
+        made = _subscription(*args)
+        expected = Subscription(*args)
+        assert made == expected and hash(made) == hash(expected)
+        assert vars(made) == vars(expected)
+        assert [getattr(made, f.name) for f in fields(Subscription)] == list(args)
