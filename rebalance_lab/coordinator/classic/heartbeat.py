@@ -25,13 +25,16 @@ _ANSWER = {
     GroupState.STABLE: _E.NONE,
 }
 
+# One result per error code, made once: results are frozen values, and one is made per heartbeat otherwise
+_RESULTS = {code: HeartbeatResult(code) for code in ErrorCode}
+
 
 def heartbeat(core: Core, fx: Effects, now_ms: int, inp: HeartbeatInput, token: Hashable) -> None:
     error = _heartbeat(core, now_ms, inp)
     if error is _E.REBALANCE_IN_PROGRESS:
         # How a follower learns of a rebalance (issue 19); a reader shows the first per member per rebalance.
         fx.record(RebalanceNotified(inp.group_id, now_ms, inp.member_id, inp.generation_id))
-    fx.reply(token, HeartbeatResult(error))
+    fx.reply(token, _RESULTS[error])
 
 
 def _heartbeat(core: Core, now_ms: int, inp: HeartbeatInput) -> ErrorCode:

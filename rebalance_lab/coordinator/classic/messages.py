@@ -8,6 +8,7 @@ stay in the handlers.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from rebalance_lab.protocol.errors import ErrorCode
 
@@ -79,8 +80,10 @@ class SyncGroupResult:
     assignment: bytes = b""
 
 
-@dataclass(frozen=True)
-class HeartbeatInput:
+class HeartbeatInput(NamedTuple):
+    """A frozen value like the others, but a NamedTuple: a frozen dataclass sets each field through
+    object.__setattr__ (~1.5 us, a tenth of a heartbeat's core), a NamedTuple is made in ~0.3 us (issue 22)."""
+
     group_id: str
     member_id: str
     generation_id: int
