@@ -113,10 +113,21 @@ async def offset_fetch(c: RawConnection, group: str, topic: str, stable: bool) -
     return p.error_code, p.committed_offset
 
 
-async def settled(c: RawConnection, topic: str) -> None:
-    """Markers are written after EndTxn's answer on a real broker: wait until the LSO reaches the HW."""
+_PREPARED = ("PrepareCommit", "PrepareAbort", "PrepareEpochFence")
+
+
+async def settled(c: RawConnection, topic: str, txn_id: str) -> None:
+    """Markers are written after EndTxn's answer on a real broker: wait until the LSO reaches the HW, and until the
+    transaction coordinator has heard that they were written (it leaves PrepareCommit/PrepareAbort only then, a
+    moment after the partition shows them: an EndTxn in that window is answered CONCURRENT_TRANSACTIONS, seen once
+    on 4.4.0 at load 18)."""
     for _ in range(100):
         if await list_offsets(c, topic, 1) == await list_offsets(c, topic, 0):
+            break
+        await asyncio.sleep(0.05)
+    for _ in range(100):
+        r = await c.request(65, 0, transactional_ids=[txn_id])
+        if r.transaction_states[0].transaction_state not in _PREPARED:
             return
         await asyncio.sleep(0.05)
 
@@ -189,7 +200,7 @@ async def _scenario(c: RawConnection) -> Facts:
     facts.append(("producers", [(p.producer_epoch, p.last_sequence, p.current_txn_start_offset)
                                 for p in r.topics[0].partitions[0].active_producers]))
     facts.append(("abort", await t.end(False)))
-    await settled(c, topic)
+    await settled(c, topic, t.txn_id)
     facts.append(("fetch read_committed after abort", await fetch(c, topic, 1, pids)))
     facts.append(("fetch read_uncommitted after abort", await fetch(c, topic, 0, pids)))
     facts.append(("abort again", await t.end(False)))
@@ -212,7 +223,7 @@ async def _offsets_part(c: RawConnection, t: Txn, group: str) -> Facts:
     facts.append(("offset fetch require_stable", await offset_fetch(c, group, t.topic, True)))
     facts.append(("offset fetch", await offset_fetch(c, group, t.topic, False)))
     facts.append(("commit", await t.end(True)))
-    await settled(c, t.topic)
+    await settled(c, t.topic, t.txn_id)
     facts.append(("offset fetch after commit", await offset_fetch(c, group, t.topic, True)))
     facts.append(("fetch read_committed after commit", await fetch(c, t.topic, 1, {t.pid: "P"})))
     return facts
@@ -235,7 +246,7 @@ async def _fencing_part(c: RawConnection, t: Txn) -> Facts:
     facts.append(("old epoch EndTxn v1 / v3", (await t.end(True, 1), await t.end(True, 3))))
     old_adds = (await t.add([(t.topic, 0)], 1), await t.add([(t.topic, 0)]))
     facts.append(("old epoch AddPartitionsToTxn v1 / v3", old_adds))
-    await settled(c, t.topic)
+    await settled(c, t.topic, t.txn_id)
     facts.append(("fetch read_committed after fence", await fetch(c, t.topic, 1, {t.pid: "P"})))
     facts.append(("new producer adds", await other.add([(t.topic, 0)])))
     facts.append(("new producer starts at seq 0", await other.produce(0)))
@@ -266,7 +277,7 @@ async def run_v2(host_port: str) -> Facts:
         facts.append(("txn offset commit v5 without AddOffsetsToTxn", await t.commit_offset(group, 2, version=5)))
         facts.append(("offset fetch require_stable", await offset_fetch(c, group, topic, True)))
         facts.append(("commit v5", await t.end_v5(True)))
-        await settled(c, topic)
+        await settled(c, topic, t.txn_id)
         facts.append(("retried commit v5 (old epoch)", await t.end_v5(True)))
         facts.append(("commit v5 again at the new epoch", await t.end_v5(True, t.epoch + 1)))
         facts.append(("offset fetch after commit", await offset_fetch(c, group, topic, True)))
@@ -274,7 +285,7 @@ async def run_v2(host_port: str) -> Facts:
         t.epoch += 1
         facts.append(("new epoch produce from seq 0", await t.produce(0, version=12)))
         facts.append(("abort v5", await t.end_v5(False)))
-        await settled(c, topic)
+        await settled(c, topic, t.txn_id)
         facts.append(("fetch read_committed", await fetch(c, topic, 1, {t.pid: "P"})))
         r = await c.request(61, 0, topics=[_DP.TopicRequest(name=topic, partition_indexes=[0])])
         facts.append(("producers", [(p.producer_epoch - t.epoch, p.last_sequence, p.current_txn_start_offset)
@@ -303,7 +314,7 @@ async def run_timeout(host_port: str, wait_for_the_abort: Any) -> Facts:
         facts.append(("add", await t.add([(topic, 0)])))
         facts.append(("produce", await t.produce(0, 2)))
         await wait_for_the_abort(c, txn_id)
-        await settled(c, topic)
+        await settled(c, topic, t.txn_id)
         facts.append(("after the timeout", await describe(c, txn_id)))
         facts.append(("fetch read_committed", await fetch(c, topic, 1, {t.pid: "P"})))
         facts.append(("old epoch AddPartitionsToTxn", await t.add([(topic, 0)])))
