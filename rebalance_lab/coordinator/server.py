@@ -497,8 +497,7 @@ class EmulatorServer:
             return None
         if self._request_observers:
             self._observe(api_key, body.version, client_id)
-        ctx = RequestContext(api_key, body.version, correlation_id, client_id, host, cid, node, world,
-                             session.principal, session.listener)
+        ctx = self._context(api_key, body.version, correlation_id, client_id, host, cid, node, session)
         result = self._handle(spec, ctx, body)
         if isinstance(result, Parked) and result.done:
             result = result.value
@@ -538,7 +537,8 @@ class EmulatorServer:
         except MalformedRequest as exc:
             raise ConnectionClosed(str(exc)) from exc
         self._observe(header.api_key, header.api_version, request.client_id)
-        ctx = self._context(header, request.client_id, host, cid, node, session)
+        ctx = self._context(header.api_key, header.api_version, header.correlation_id, request.client_id, host, cid,
+                            node, session)
         # The one fault-injection hook: a pass-through unless a fault controller is installed
         # (rebalance_lab.faults registers itself as world.services["faults"]; not imported here, so
         # an emulator without faults never loads that package).
@@ -554,10 +554,11 @@ class EmulatorServer:
             return None  # e.g. Produce with acks=0 has no response
         return await self._encode(body, header.correlation_id, request.body, big=len(payload) >= _OFFLOAD_BYTES)
 
-    def _context(self, header: codec.RequestHeader | codec.DecodedRequest, client_id: str, host: str, cid: int,
+    def _context(self, api_key: int, api_version: int, correlation_id: int, client_id: str, host: str, cid: int,
                  node: BrokerNode, session: ConnectionSecurity) -> RequestContext:
-        return RequestContext(header.api_key, header.api_version, header.correlation_id, client_id, host, cid, node,
-                              self.world, session.principal, session.listener)
+        """The one place a request's context is made, for the arrival path and the connection's task alike."""
+        return RequestContext(api_key, api_version, correlation_id, client_id, host, cid, node, self.world,
+                              session.principal, session.listener)
 
     def _observe(self, api_key: int, api_version: int, client_id: str) -> None:
         for observer in self._request_observers:
