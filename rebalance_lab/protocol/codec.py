@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -43,22 +44,20 @@ _JOIN_KEY = struct.pack(">h", classic_group_codec.JOIN_KEY)
 _SYNC_KEY = struct.pack(">h", classic_group_codec.SYNC_KEY)
 
 
-def _join_response(response: classic_group_codec.JoinGroupResponse, correlation_id: int) -> bytes:
-    fast = classic_group_codec.encode_join_response(response, correlation_id)
-    return encode_response(generic(response), correlation_id) if fast is None else fast
-
-
-def _sync_response(response: classic_group_codec.SyncGroupResponse, correlation_id: int) -> bytes:
-    fast = classic_group_codec.encode_sync_response(response, correlation_id)
-    return encode_response(generic(response), correlation_id) if fast is None else fast
+def _or_generic(fast: Callable[[Any, int], bytes | None]) -> Callable[[Any, int], bytes]:
+    """A fast encoder that may leave an answer to the generic codec (None): that codec then writes its object."""
+    def encode(response: Any, correlation_id: int) -> bytes:
+        encoded = fast(response, correlation_id)
+        return encode_response(generic(response), correlation_id) if encoded is None else encoded
+    return encode
 
 
 # The fast paths' response classes and their encoders (the generic codec writes every other body).
 _FAST_ENCODERS: dict[type, Any] = {
     heartbeat_codec.HeartbeatResponse: heartbeat_codec.encode_response,
     classic_heartbeat_codec.HeartbeatResponse: classic_heartbeat_codec.encode_response,
-    classic_group_codec.JoinGroupResponse: _join_response,
-    classic_group_codec.SyncGroupResponse: _sync_response,
+    classic_group_codec.JoinGroupResponse: _or_generic(classic_group_codec.encode_join_response),
+    classic_group_codec.SyncGroupResponse: _or_generic(classic_group_codec.encode_sync_response),
 }
 
 
