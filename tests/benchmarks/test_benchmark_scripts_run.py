@@ -38,6 +38,14 @@ def test_the_coordinator_scale_benchmark_prints_the_emulator_and_kfake_side_by_s
     assert "heartbeats/s (server CPU" in out and "30 groups of 3 members stabilised" in out and "peak memory" in out
 
 
+def test_the_coordinator_scale_benchmark_alternates_two_checkouts_and_prints_their_medians() -> None:
+    out = _run("coordinator_scale.py", "--sizes", "10", "--targets", "emulator", "--compare", str(ROOT),
+               "--rounds", "2", "--big-heartbeat-seconds", "0", "--groups", "0", timeout=600)
+    assert out.count("-- round ") == 4 and "== medians of 2 rounds ==" in out
+    assert out.count(f"emulator@{ROOT} N=    10: full rebalance") == 3  # two rounds and the median
+    assert f"ratio N=    10: emulator@{ROOT}/emulator full rebalance" in out
+
+
 def test_the_heartbeat_benchmark_drives_each_target_with_the_raw_driver_and_prints_both_cpu_figures() -> None:
     out = _run("coordinator_heartbeats.py", "--members", "20", "--seconds", "0.3", "--rounds", "2",
                "--targets", "emulator,kfake", "--compare", str(ROOT), timeout=600)
@@ -51,6 +59,16 @@ def test_the_classic_core_benchmark_prints_cpu_per_heartbeat_and_per_join_and_sy
     out = _run("classic_core.py", "--members", "30", "--heartbeats", "100", "--rounds", "2")
     assert "join phase" in out and "sync phase" in out and "us/member" in out
     assert out.count("us CPU/heartbeat  load") == 2 and "heartbeat min" in out
+
+
+def test_the_classic_core_benchmark_times_full_rebalances_through_the_codec_and_the_handlers() -> None:
+    out = _run("classic_core.py", "--members", "30", "--rebalances", "2")
+    assert out.count("us CPU/member  load") == 2 and "rebalance min" in out
+
+
+def test_the_classic_core_benchmark_counts_a_rebalance_s_instructions_under_callgrind() -> None:
+    out = _run("classic_core.py", "--members", "10", "--rebalances", "1", "--callgrind")
+    assert out.count("k instructions/member") == 2 and "rebalance min" in out
 
 
 @pytest.mark.broker
