@@ -17,8 +17,11 @@ from typing import TYPE_CHECKING, NoReturn
 from rebalance_lab import dataclass_cache
 
 if TYPE_CHECKING:
+    import asyncio
+
     from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig
     from rebalance_lab.coordinator.server import EmulatorServer
+    from rebalance_lab.warm_up import WarmUp
 
 EXIT_USAGE = 2
 _gc_paused_for_start = False  # main paused the cyclic collector for a serve process's start (resumed by _serve)
@@ -194,6 +197,10 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
     out.add_argument("--seed", type=int, help="make member ids and placement reproducible")
     out.add_argument("--log-level", default="WARNING", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
                      help="the emulator's own log lines on standard error (default: %(default)s)")
+    out.add_argument("--no-warm-up", action="store_true",
+                     help="import each API's handler on its first request only; by default serve imports those of a "
+                     "client's first minute (and makes their codec plans) right after it listens, a small step per "
+                     "event-loop turn, while it waits for requests")
     ctl = serve.add_argument_group("control (testing toolkit)")
     ctl.add_argument("--control-port", type=_port, metavar="PORT",
                      help="serve the HTTP/JSON control endpoint (inspection, faults) on PORT; off by default")
@@ -449,7 +456,7 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
     return config
 
 
-async def _serve(config: EmulatorConfig) -> None:
+async def _serve(config: EmulatorConfig, warm_up: bool = True) -> None:
     import asyncio
 
     from rebalance_lab.emulator import start_emulator
@@ -482,6 +489,7 @@ async def _serve(config: EmulatorConfig) -> None:
             await emulator.stop()
             address = f"{config.control_host}:{config.control_port}"
             raise _CannotListen("the control endpoint, --control-port", address, exc) from exc
+    warming: WarmUp | None = None
     try:
         print(f"rebalance-lab {config.flavor.value} listening; bootstrap servers: {emulator.bootstrap_servers}",
               flush=True)
@@ -494,14 +502,24 @@ async def _serve(config: EmulatorConfig) -> None:
             # the token itself is never printed (it may come from the environment, and logs are kept)
             token = "?token=TOKEN (your --control-token, kept as a cookie)" if config.control_token else ""
             print(f"live page: {control.url}/{token}", flush=True)
+        warming = _warm_up(loop) if warm_up else None
         await stop.wait()
     finally:
+        if warming is not None:
+            warming.cancel()
         if control is not None:
             await control.stop()
         await emulator.stop()
         dataclass_cache.save()  # what the requests of this run compiled (the modules of their APIs)
         print("rebalance-lab stopped", flush=True)
     _check_recording(emulator)
+
+
+def _warm_up(loop: asyncio.AbstractEventLoop) -> WarmUp:
+    """What a client's first minute needs, made while serve waits for it (rebalance_lab/warm_up.py)."""
+    from rebalance_lab.warm_up import WarmUp
+
+    return WarmUp(loop).start()
 
 
 def _check_recording(emulator: EmulatorServer) -> None:
@@ -529,16 +547,37 @@ def _demo(args: argparse.Namespace) -> int:
     return replay(args.record, args.replay_out, open_report=not args.no_open)
 
 
+def _import_asyncio(config: EmulatorConfig) -> None:
+    """Import asyncio without ``ssl`` when no listener is SSL or SASL_SSL (issue 22): asyncio's modules import
+    ``ssl`` at their own import, loading OpenSSL (~10% of a plain serve's start), but treat it as optional
+    (``try: import ssl except ImportError: ssl = None``, for a Python built without it). A ``None`` in
+    ``sys.modules`` makes that import fail, as the import system documents; it is removed at once, so anything
+    importing ``ssl`` later gets the real module; only asyncio, in this process, is left without TLS, and no
+    listener of this configuration asks it for TLS. Skipped when asyncio is already imported (a caller's
+    process) or TLS is configured (security/tls.py then loads ``ssl`` for its context, asyncio with it)."""
+    from rebalance_lab.security.listeners import any_tls
+
+    if "asyncio" in sys.modules or "ssl" in sys.modules or any_tls(config):
+        return
+    sys.modules["ssl"] = None  # type: ignore[assignment]
+    try:
+        import asyncio  # noqa: F401
+    finally:
+        if "ssl" in sys.modules and sys.modules["ssl"] is None:
+            del sys.modules["ssl"]
+
+
 def _run_serve(parser: _Parser, args: argparse.Namespace) -> int:
     """Exit 2 for what the user gave (options, files, addresses in use), 1 for a failure of the run."""
     try:
         config = config_from_args(args)
     except ValueError as exc:
         parser.exit(EXIT_USAGE, f"rebalance-lab: error: {exc}\n")
+    _import_asyncio(config)
     try:
         import asyncio  # here: after main paused the collector for a serve process's start
 
-        asyncio.run(_serve(config))
+        asyncio.run(_serve(config, warm_up=not args.no_warm_up))
     except _CannotListen as exc:
         print(f"rebalance-lab: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

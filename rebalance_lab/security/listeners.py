@@ -8,7 +8,6 @@ authentication completes.
 
 from __future__ import annotations
 
-import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -21,6 +20,8 @@ from rebalance_lab.security.tls import ANONYMOUS, peer_principal, server_context
 from rebalance_lab.security.users import UserStore, parse_user, read_users_file
 
 if TYPE_CHECKING:  # the SASL exchange is imported by a SASL listener's first connection (serve's start, issue 22)
+    import ssl  # by tls.server_context, for a TLS listener only (cli.py: a plain serve never loads OpenSSL)
+
     from rebalance_lab.security.sasl import ErrorAnswer, SaslAuthenticator, Step
 
 
@@ -37,6 +38,12 @@ class SecurityProtocol(StrEnum):
     @property
     def sasl(self) -> bool:
         return self in (SecurityProtocol.SASL_PLAINTEXT, SecurityProtocol.SASL_SSL)
+
+
+def any_tls(options: SecurityOptions) -> bool:
+    """Whether the main or an additional listener is SSL or SASL_SSL (an unknown name is not: build refuses it)."""
+    names = [options.listener, *(spec.partition(":")[0] for spec in options.additional_listeners)]
+    return any(name.upper() in (SecurityProtocol.SSL, SecurityProtocol.SASL_SSL) for name in names)
 
 
 SASL_MAX_RECEIVE_BYTES = 524_288  # sasl.server.max.receive.size (BrokerSecurityConfigs, default)

@@ -12,8 +12,10 @@ with the default ``ssl.principal.mapping.rules``: ``"User:" +`` the subject's di
 
 from __future__ import annotations
 
-import ssl
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import ssl
 
 ANONYMOUS = "User:ANONYMOUS"
 
@@ -32,6 +34,8 @@ class TlsConfigError(ValueError):
 
 
 def server_context(certfile: str, keyfile: str | None, cafile: str | None) -> ssl.SSLContext:
+    import ssl  # here: loading OpenSSL is ~10% of a plain serve's start, which never needs it (issue 22)
+
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.minimum_version = ssl.TLSVersion.TLSv1_2  # Kafka's ssl.enabled.protocols: TLSv1.2,TLSv1.3
     try:

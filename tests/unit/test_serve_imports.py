@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -37,7 +38,9 @@ signal.signal(signal.SIGUSR1, _dump)
 from rebalance_lab.cli import main
 sys.exit(main())
 """
-SERVE = ["serve", "--port", "0", "--initial-rebalance-delay-ms", "0", "--join-race", "separate"]
+# --no-warm-up: these tests see what serve's start and each request import, not what it makes once it listens
+# (tests/unit/test_warm_up.py)
+SERVE = ["serve", "--port", "0", "--initial-rebalance-delay-ms", "0", "--join-race", "separate", "--no-warm-up"]
 
 # Packages serve must not import before its first JoinGroup with the default options.
 NOT_IMPORTED = (
@@ -54,6 +57,7 @@ NOT_IMPORTED = (
     "pathlib", "urllib", "ipaddress",  # os.path instead; setuptools' editable finder (./dev installs a .pth)
     "shutil", "bz2", "lzma",  # argparse asks shutil for the terminal's width only to print help
     "rebalance_lab.security.sasl",  # a SASL listener's first connection
+    "ssl", "_ssl",  # OpenSSL: a TLS listener's context only (asyncio is imported without it: cli._import_asyncio)
 )
 # The handler modules the requests above use; every other handler is imported on its API's first request.
 HANDLERS_USED = {"api_versions", "find_coordinator", "join_group", "base", "errors_response", "authz"}
@@ -242,3 +246,33 @@ def test_the_first_crc32c_loads_the_extension_without_importlib_metadata() -> No
     import crc32c
 
     assert done.stdout.split() == ["True", str(crc32c.crc32c(b"kafka")), "False"]
+
+
+def test_a_serve_with_a_tls_listener_loads_ssl_and_answers_over_tls_and_plaintext(tmp_path: Path) -> None:
+    """Only a plain serve imports asyncio without ``ssl``: with an SSL listener beside the PLAINTEXT one, both
+    answer (the TLS handshake through asyncio's SSL transport)."""
+    import ssl
+
+    from tests.support.secure_broker import Pki
+
+    pki = Pki.create(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-c", _WRAPPER, *SERVE, "--additional-listener", "SSL:0",
+                             "--ssl-certfile", pki.cert_file, "--ssl-keyfile", pki.key_file],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
+    try:
+        assert proc.stdout is not None
+        plain, tls = (proc.stdout.readline().rsplit(" ", 1)[1].strip().rsplit(":", 1) for _ in range(2))
+        context = ssl.create_default_context(cafile=pki.ca_file)
+        with context.wrap_socket(socket.create_connection((tls[0], int(tls[1])), timeout=30),
+                                 server_hostname="127.0.0.1") as sock:
+            assert _call(sock, API_VERSIONS, 3, 1, client_software_name="t", client_software_version="1"
+                         ).error_code == 0
+        with socket.create_connection((plain[0], int(plain[1])), timeout=30) as sock:
+            assert _call(sock, API_VERSIONS, 3, 1, client_software_name="t", client_software_version="1"
+                         ).error_code == 0
+        proc.send_signal(signal.SIGUSR1)
+        modules = set(proc.stdout.readline().split()[1:])
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    assert "ssl" in modules
