@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import shutil
@@ -92,6 +93,7 @@ class Run:
     test: float = 0.0
     teardown: float = 0.0
     steps: dict[str, float] = field(default_factory=dict)
+    server_cpu: float | None = None  # a serve process's CPU from its launch to the test's end (all threads)
 
     @property
     def total(self) -> float:
@@ -100,9 +102,10 @@ class Run:
 
     def line(self) -> str:
         steps = " ".join(f"{name}={seconds:.2f}" for name, seconds in self.steps.items())
+        cpu = "" if self.server_cpu is None else f"; server CPU {self.server_cpu:.2f} s"
         return (
             f"{self.target:9} total {self.total:7.2f} s = start-up {self.startup:6.2f} + test {self.test:6.2f}"
-            f"  (tear-down {self.teardown:5.2f}; {steps})"
+            f"  (tear-down {self.teardown:5.2f}; {steps}{cpu})"
         )
 
 
@@ -240,11 +243,23 @@ SERVE_COMMAND = [sys.executable, "-c", "from rebalance_lab.cli import main; main
 SERVE_PYCACHE = tempfile.mkdtemp(prefix="emulator-vs-broker-pycache-")
 
 
-def run_serve_process(records: int) -> Run:
-    """(a'): ``rebalance-lab serve`` in a process of its own, timed from its launch, like the broker's container."""
-    run = Run("serve")
+def _cpu_s(pid: int) -> float:
+    """CPU time of every thread of a process so far (schedstat: nanoseconds on a CPU)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        with open(task / "schedstat") as stat:
+            total += int(stat.read().split()[0])
+    return total / 1e9
+
+
+def run_serve_process(records: int, source: str | None = None) -> Run:
+    """(a'): ``rebalance-lab serve`` in a process of its own, timed from its launch, like the broker's container;
+    with ``source``, the package of that checkout (``--compare``)."""
+    run = Run("serve" if source is None else f"serve[{Path(source).name}]")
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPYCACHEPREFIX"] = SERVE_PYCACHE
+    env["PYTHONPYCACHEPREFIX"] = SERVE_PYCACHE if source is None else f"{SERVE_PYCACHE}-{Path(source).name}"
+    if source is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(Path(source).resolve()), env.get("PYTHONPATH")) if p)
     started = time.perf_counter()
     # from a folder of no package, as an installed command runs (``-c`` puts the working directory on sys.path)
     proc = subprocess.Popen([*SERVE_COMMAND, *IMAGE_ARGUMENTS], stdout=subprocess.PIPE, text=True, env=env,
@@ -258,6 +273,7 @@ def run_serve_process(records: int) -> Run:
         began = time.perf_counter()
         asyncio.run(client_test(first.rsplit(" ", 1)[1].strip(), records, run.steps))
         run.test = time.perf_counter() - began
+        run.server_cpu = _cpu_s(proc.pid)
     finally:
         stopping = time.perf_counter()
         proc.terminate()
@@ -321,11 +337,31 @@ def _summary(name: str, runs: list[Run]) -> float:
     median = statistics.median(totals)
     startups = statistics.median(r.startup for r in runs)
     tests = statistics.median(r.test for r in runs)
+    cpus = [r.server_cpu for r in runs if r.server_cpu is not None]
+    cpu = f", median server CPU {statistics.median(cpus):.2f} s" if cpus else ""
     print(
         f"{name:9} min {min(totals):7.2f} s  median {median:7.2f} s  "
-        f"(median start-up {startups:.2f} s, median test {tests:.2f} s; {len(runs)} runs)"
+        f"(median start-up {startups:.2f} s, median test {tests:.2f} s{cpu}; {len(runs)} runs; "
+        f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())})"
     )
     return median
+
+
+def _report(emulator_runs: list[Run], serve_runs: list[Run], others: list[list[Run]], broker_runs: list[Run]) -> None:
+    """Each target's min and median, then the ratios of the medians to the broker's."""
+    emulator_median = _summary("emulator", emulator_runs)
+    serve_median = _summary("serve", serve_runs)
+    medians = {runs[0].target: _summary(runs[0].target, runs) for runs in others if runs}
+    if not broker_runs:
+        return
+    broker_median = _summary("kafka", broker_runs)
+    best = min(r.total for r in broker_runs) / min(r.total for r in emulator_runs)
+    print(f"ratio (kafka / emulator): {broker_median / emulator_median:.1f}x on medians, {best:.1f}x on minimums "
+          f"(goal: >= 20x)")
+    print(f"ratio (kafka / serve process): {broker_median / serve_median:.1f}x on medians, "
+          f"{min(r.total for r in broker_runs) / min(r.total for r in serve_runs):.1f}x on minimums (goal: >= 20x)")
+    for target, median in medians.items():
+        print(f"ratio (kafka / {target}): {broker_median / median:.1f}x on medians")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -334,15 +370,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=300, help="records produced before and after the leave")
     parser.add_argument("--skip-broker", action="store_true", help="only the emulator")
     parser.add_argument("--image", action="store_true", help="also (c): the emulator's container image")
+    parser.add_argument("--compare", metavar="DIR", action="append", default=[],
+                        help="also run the serve process of the package in DIR (e.g. a git worktree of another "
+                        "commit), in turns with this one's (repeatable)")
     args = parser.parse_args(argv)
     logging.getLogger("aiokafka").setLevel(logging.ERROR)  # "Heartbeat failed ... rebalancing" is expected
 
     emulator_runs: list[Run] = []
     serve_runs: list[Run] = []
+    compared: dict[str, list[Run]] = {source: [] for source in args.compare}
     broker_runs: list[Run] = []
     image_runs: list[Run] = []
     asyncio.run(run_emulator(args.records))  # warm-up: first-use costs of the client library
     run_serve_process(args.records)  # warm-up: serve's bytecode cache (and the dataclass method cache beside it)
+    for source in compared:
+        run_serve_process(args.records, source)
     engine_cm: contextlib.AbstractContextManager[object] = contextlib.nullcontext(None)
     if not args.skip_broker or args.image:
         from tests.support.container_engine import container_engine
@@ -364,6 +406,8 @@ def main(argv: list[str] | None = None) -> int:
                 (emulator_runs, lambda: asyncio.run(run_emulator(args.records))),
                 (serve_runs, lambda: run_serve_process(args.records)),
             ]
+            jobs += [(runs, functools.partial(run_serve_process, args.records, source))
+                     for source, runs in compared.items()]
             if args.image:
                 jobs.append((image_runs, lambda: run_emulator_image(image, args.records)))
             if not args.skip_broker:
@@ -373,22 +417,10 @@ def main(argv: list[str] | None = None) -> int:
                 runs.append(result)
                 print(f"run {i + 1}: {result.line()}", flush=True)
     shutil.rmtree(SERVE_PYCACHE, ignore_errors=True)
+    for source in compared:
+        shutil.rmtree(f"{SERVE_PYCACHE}-{Path(source).name}", ignore_errors=True)
     print()
-    emulator_median = _summary("emulator", emulator_runs)
-    serve_median = _summary("serve", serve_runs)
-    if image_runs:
-        _summary("emu image", image_runs)
-    if broker_runs:
-        broker_median = _summary("kafka", broker_runs)
-        best = min(r.total for r in broker_runs) / min(r.total for r in emulator_runs)
-        print(
-            f"ratio (kafka / emulator): {broker_median / emulator_median:.1f}x on medians, {best:.1f}x on minimums "
-            f"(goal: >= 20x)"
-        )
-        print(f"ratio (kafka / serve process): {broker_median / serve_median:.1f}x on medians (goal: >= 20x)")
-        if image_runs:
-            image_median = statistics.median(r.total for r in image_runs)
-            print(f"ratio (kafka / emulator image): {broker_median / image_median:.1f}x on medians")
+    _report(emulator_runs, serve_runs, [*compared.values(), image_runs], broker_runs)
     return 0
 
 
