@@ -199,7 +199,7 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
                      help="the emulator's own log lines on standard error (default: %(default)s)")
     out.add_argument("--no-warm-up", action="store_true",
                      help="import each API's handler on its first request only; by default serve imports those of a "
-                     "client's first minute (and makes their codec plans) right after it listens, a small step per "
+                     "client's first minute (and their message classes) right after it listens, a small step per "
                      "event-loop turn, while it waits for requests")
     ctl = serve.add_argument_group("control (testing toolkit)")
     ctl.add_argument("--control-port", type=_port, metavar="PORT",

@@ -528,14 +528,3 @@ def _versioned(cls: Any, version: int, **fields: Any) -> Any:
     spec = cls._spec.by_name
     return cls[version](**{name: value for name, value in fields.items() if spec[name].for_version_q(version)})
 
-
-def prepare(api_key: int, version: int) -> None:
-    """Make now what the first request of an API at ``version`` would make on its way through the codec: the
-    request and response classes, the request's reader and null check, the response's writer (a ``serve``
-    process's warm-up after it listens, issue 22). Raises ValueError for a version the codec cannot read."""
-    request, response = _REQUESTS[api_key], _RESPONSES[api_key]
-    info = _check_version(request, version)
-    schema_codec.struct_reader(request._spec, version, info.flexible_in(version))
-    schema_codec.struct_writer(response._spec, version, _info(response).flexible_in(version))
-    if (api_key, version) not in _NULL_PLANS:
-        _NULL_PLANS[(api_key, version)] = nullability.build_plan(info.schema, version)
