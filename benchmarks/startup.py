@@ -15,7 +15,9 @@ Prints (issue 22 item 3; goal: ready in <= 100 ms, median of 5 starts, under 40 
 * beside each start, a bare asyncio server's (``import asyncio``, listen, one answer): the floor of any
   asyncio server on this interpreter;
 * one more start under ``python -X importtime``: the ``rebalance_lab`` modules serve imported, the ten
-  costliest (cumulative, with their own time), and the total import time.
+  costliest (cumulative, with their own time), and the total import time;
+* one more start with ``--log-level INFO``: serve's warm-up once it listens (rebalance_lab/warm_up.py): its
+  steps, CPU and longest step, i.e. the longest a request arriving meanwhile waits for it.
 
 Every start reads bytecode from a cache the first, unreported start fills (``PYTHONPYCACHEPREFIX`` in a
 temporary directory), as an installed package does: with ``PYTHONDONTWRITEBYTECODE`` set (some sandboxes set
@@ -165,6 +167,22 @@ def asyncio_floor(port: int, env: dict[str, str]) -> tuple[float, float]:
         proc.wait(timeout=10)
 
 
+def warm_up_line(env: dict[str, str]) -> str:
+    """The INFO line a serve process logs when its warm-up is done (read from its standard error)."""
+    cmd = [sys.executable, "-c", "from rebalance_lab.cli import main; main()", *SERVE, "--log-level", "INFO"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
+                            cwd=tempfile.gettempdir())
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if "warm-up done" in line:
+                return line.split("warm-up done", 1)[1].strip(" :\n")
+        return "no warm-up line (serve ended, or this checkout has no warm-up)"
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=10)
+
+
 def bare_python(env: dict[str, str]) -> tuple[float, float]:
     """(wall, CPU) seconds of ``python -c pass``: the interpreter's own start at this moment's load."""
     before = os.times()
@@ -245,7 +263,9 @@ def main() -> None:
             print(_summary(label, starts[label], bare))
         print(_floor_summary(floor))
         err = one_start(_free_port(), ("-X", "importtime"), env=trees[""]).stderr
+        warm = warm_up_line(trees[""])
     print("\n".join(import_table(err, args.top)))
+    print(f"warm-up after listening: {warm}; {_load()}")
 
 
 if __name__ == "__main__":
