@@ -103,17 +103,31 @@ class ArrivingReader(asyncio.StreamReader):
     for the task as usual, so a connection's requests are still answered in order, one at a time. A request it
     began but cannot finish at once is left as ``handoff`` (an awaitable of its answer), which the task awaits
     before the rest.
+
+    A JoinGroup or SyncGroup that waits for its group (``parked``) is answered by the callback that resolves it,
+    with the task still waiting here: meanwhile what arrives is kept without waking the task (and an end of
+    stream is held back), so nothing after the parked request is read before its answer is written;
+    :meth:`unpark` then hands them to the task, or, with nothing kept, goes back to answering at arrival.
     """
 
     def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
         super().__init__(limit=limit, loop=loop)
         self.idle = False
+        self.parked = False
         self.answer: Callable[[bytes], int] | None = None
         self.handoff: Awaitable[Any] | None = None
+        self._eof_held = False
 
     def feed_data(self, data: bytes) -> None:  # type: ignore[override]  # the protocol passes bytes
+        if self.parked:
+            self._keep(data)
+            return
         if self.idle and self.answer is not None and data:
             used = self.answer(data)
+            if self.parked:  # a request of this chunk waits for its group: the rest waits for its answer
+                self.idle = False
+                self._keep(data[used:])
+                return
             if used == len(data) and self.handoff is None:
                 return  # all answered: the task keeps waiting, nothing was scheduled
             data = data[used:]
@@ -123,6 +137,39 @@ class ArrivingReader(asyncio.StreamReader):
                 return
         self.idle = False
         super().feed_data(data)
+
+    def feed_eof(self) -> None:
+        if self.parked:
+            self._eof_held = True  # the parked request is answered first, as the task would have
+            return
+        super().feed_eof()
+
+    def unpark(self, handoff: Awaitable[Any] | None = None) -> None:
+        """The parked request's answer is written (or left to the task as ``handoff``): carry on in order."""
+        self.parked = False
+        self.handoff = handoff
+        if self._eof_held:
+            self._eof_held = False
+            super().feed_eof()
+        stream: Any = self  # CPython's StreamReader: its buffer, and the read waiting on it
+        if stream._buffer or handoff is not None:
+            stream._wakeup_waiter()
+        else:
+            self.idle = True  # the task still waits with nothing half-received
+
+    def _keep(self, data: bytes) -> None:
+        """StreamReader.feed_data without waking the read: buffered, and the transport paused past the limit."""
+        if not data:
+            return
+        stream: Any = self  # CPython's StreamReader keeps these privately (asyncio/streams.py)
+        stream._buffer.extend(data)
+        if len(stream._buffer) > 2 * stream._limit and not stream._paused and stream._transport is not None:
+            try:
+                stream._transport.pause_reading()
+            except NotImplementedError:  # as StreamReader.feed_data: such a transport's bytes are all kept
+                stream._transport = None
+            else:
+                stream._paused = True
 
     def take_handoff(self) -> Awaitable[Any] | None:
         handoff, self.handoff = self.handoff, None

@@ -29,7 +29,7 @@ import struct
 import time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator import group_service, offsets_service
@@ -51,7 +51,7 @@ from rebalance_lab.coordinator.handlers.api_versions import unsupported_version_
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext, Stepped
 from rebalance_lab.coordinator.handlers.errors_response import error_response
 from rebalance_lab.coordinator.world import BrokerNode, World
-from rebalance_lab.protocol import classic_heartbeat_codec, codec, heartbeat_codec
+from rebalance_lab.protocol import classic_group_codec, classic_heartbeat_codec, codec, heartbeat_codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError, MalformedRequest
 from rebalance_lab.protocol.versions import VersionTable
 from rebalance_lab.security import additional
@@ -66,13 +66,19 @@ log = logging.getLogger("rebalance_lab.server")
 _READ_SIZE = 64 * 1024
 _OFFLOAD_BYTES = 256 * 1024  # a frame this big is decoded in the codec thread, and its answer encoded there
 _STEP_BUDGET_S = 0.005  # a Stepped handler runs this long, then lets the other connections in
-# Requests answered as their bytes arrive when they can be (ArrivingReader): the heartbeats, whose fast-path
-# codecs read them and whose handlers answer at once. Their answers list no topics or partitions. Keyed by the
-# api key's bytes: the fast-path decoder, read straight to (correlation id, client id, body) (no DecodedRequest).
+# Requests taken as their bytes arrive when they can be (ArrivingReader): the heartbeats, whose handlers answer at
+# once, and the classic JoinGroup and SyncGroup, whose answers wait for the group (a parked answer is written by
+# the callback that resolves it: no task is woken, issue 22). Their fast-path codecs read them (a frame over
+# classic_group_codec.MAX_FAST_BYTES is left to the task). Keyed by the api key's bytes: the fast-path decoder,
+# read straight to (correlation id, client id, body) (no DecodedRequest).
 _AT_ONCE: dict[bytes, tuple[int, Callable[[bytes], tuple[int, str, Any] | None]]] = {
     struct.pack(">h", classic_heartbeat_codec.API_KEY): (classic_heartbeat_codec.API_KEY,
                                                          classic_heartbeat_codec.decode_request),
     struct.pack(">h", heartbeat_codec.API_KEY): (heartbeat_codec.API_KEY, heartbeat_codec.decode_request),
+    struct.pack(">h", classic_group_codec.JOIN_KEY): (classic_group_codec.JOIN_KEY,
+                                                      classic_group_codec.decode_join_request),
+    struct.pack(">h", classic_group_codec.SYNC_KEY): (classic_group_codec.SYNC_KEY,
+                                                      classic_group_codec.decode_sync_request),
 }
 
 WorldHook = Callable[[World], None]
@@ -469,6 +475,9 @@ class EmulatorServer:
             if answer is None:
                 break
             pos = stop
+            if isinstance(answer, _Waiting):
+                self._park(cid, out, reader, answer)
+                break
             if not isinstance(answer, bytes):
                 reader.handoff = answer
                 break
@@ -478,14 +487,16 @@ class EmulatorServer:
         if pos:
             self._idle.touch(cid)
             out.flush()
-            self._arm_soon()
+            if not reader.parked:  # a request that parked armed the timer itself, after the answers before it
+                self._arm_soon()
         return pos
 
     def _answer_now(self, cid: int, node: BrokerNode, host: str, session: ConnectionSecurity,
                     fast: tuple[int, Callable[[bytes], tuple[int, str, Any] | None]],
-                    payload: bytes) -> bytes | Awaitable[bytes | None] | None:
-        """A fast-path request's answer, or an awaitable of it if its handler must wait, or None to leave it to
-        the task (_process; its checks made here in the same order, so a request left to it gets its verdict)."""
+                    payload: bytes) -> bytes | _Waiting | Awaitable[bytes | None] | None:
+        """A fast-path request's answer; its parked reply (_Waiting) or an awaitable of it if its handler must
+        wait; or None to leave it to the task (_process; its checks made here in the same order, so a request left
+        to it gets its verdict)."""
         api_key, decode = fast
         decoded = decode(payload)
         if decoded is None or not node.up:
@@ -499,15 +510,56 @@ class EmulatorServer:
             self._observe(api_key, body.version, client_id)
         ctx = self._context(api_key, body.version, correlation_id, client_id, host, cid, node, session)
         result = self._handle(spec, ctx, body)
-        if isinstance(result, Parked) and result.done:
+        if isinstance(result, Parked):
+            if not result.done:
+                return _Waiting(result, ctx.correlation_id)
             result = result.value
-        elif isinstance(result, Parked | Stepped) or inspect.isawaitable(result):
+        elif isinstance(result, Stepped) or inspect.isawaitable(result):
             return self._encode_later(spec, ctx, body, result)
-        return None if result is None else codec.encode_response(result, correlation_id)
+        if result is None:
+            return None
+        if is_large(result):  # a leader's member list of thousands: encoded in the codec thread, as the task does
+            return self._encode(result, correlation_id, body, big=False)
+        return codec.encode_response(result, correlation_id)
 
     async def _encode_later(self, spec: HandlerSpec, ctx: RequestContext, request: Any, result: Any) -> bytes | None:
         body = await self._settle(spec, ctx, request, result)
-        return None if body is None else codec.encode_response(body, ctx.correlation_id)
+        return None if body is None else await self._encode(body, ctx.correlation_id, request, big=False)
+
+    def _park(self, cid: int, out: Output, reader: ArrivingReader, waiting: _Waiting) -> None:
+        """A request taken at arrival waits for its group: the callback that resolves it writes its answer.
+
+        Instead of a future that wakes the connection's task (and resumes its coroutines) per parked JoinGroup
+        or SyncGroup, ~half of a rebalance's server CPU per member (issue 22). The connection stays as the task
+        path leaves it: in flight, hence not idle, and read no further until the answer is written (the reader
+        keeps what arrives meanwhile, connection.py).
+        """
+        reader.parked = True
+        self._idle.begin(cid)
+
+        def resolved(body: Any) -> None:
+            self._write_parked(cid, out, reader, body, waiting.correlation_id)
+
+        waiting.parked.on_resolve = resolved
+        self._arm_timer()  # the request that parked may have set timers: armed before others run (_await_parked)
+
+    def _write_parked(self, cid: int, out: Output, reader: ArrivingReader, body: Any, correlation_id: int) -> None:
+        """Write a parked request's answer from the resolving callback, then let its connection carry on."""
+        if cid not in self._connections:
+            return  # closed (or the server stopped) while it waited: nothing to write, no one to wake
+        self._idle.end(cid)
+        if is_large(body):  # the leader's member list of thousands: the task encodes it in the codec thread
+            reader.unpark(self._encode(body, correlation_id, None, big=False))
+            return
+        try:
+            response = codec.encode_response(body, correlation_id)
+        except Exception:  # never into the code that resolved it (another connection's request, a timer)
+            log.exception("encoding a parked answer failed; closing connection %d", cid)
+            self.close_connections(lambda other: other == cid)
+            return
+        out.hold(response)
+        out.flush()
+        reader.unpark()
 
     async def _process(self, cid: int, node: BrokerNode, host: str, payload: bytes) -> bytes | None:
         session = self._sessions[cid]
@@ -687,6 +739,13 @@ class ApiVersionsAnswers:
 
 
 _INT32 = struct.Struct(">i")  # a frame's size, a response's correlation id
+
+
+class _Waiting(NamedTuple):
+    """A request taken at arrival whose handler parked: its reply and the correlation id its answer carries."""
+
+    parked: Parked
+    correlation_id: int
 
 
 async def _raising(exc: Exception) -> bytes | None:

@@ -7,6 +7,7 @@ task's. These tests pipeline requests in one write and check what comes back.
 
 from __future__ import annotations
 
+import asyncio
 import struct
 from collections.abc import AsyncIterator
 from typing import Any
@@ -136,3 +137,158 @@ async def test_a_damaged_heartbeat_after_good_ones_closes_the_connection_after_t
     await conn.send_raw(good + bytes(damaged))
     assert _correlation(await conn.read_frame()) == 30
     assert await conn.is_closed_by_peer()
+
+
+# -- JoinGroup and SyncGroup taken at arrival: a parked answer is written by the callback that resolves it ---------
+
+
+def _error(payload: bytes) -> int:
+    """The error code of a JoinGroup v5 / SyncGroup v3 / Heartbeat v3 answer: correlation id, throttle, error."""
+    return int(struct.unpack_from(">h", payload, 8)[0])
+
+
+async def _stable_pair(server: EmulatorServer) -> tuple[RawConnection, str, RawConnection, str, int]:
+    """Two Stable members of group g, each on its own connection; the first leads. (first, id, second, id, gen)"""
+    first, second = await _connect(server), await _connect(server)
+    first_id, _ = await _member(first)
+    generation, second_id = await _second_member(first, first_id, second)
+    return first, first_id, second, second_id, generation
+
+
+async def _nothing_within(conn: RawConnection, seconds: float) -> bool:
+    try:
+        await conn.read_frame(timeout=seconds)
+    except TimeoutError:
+        return True
+    return False
+
+
+async def test_a_rebalances_joins_and_syncs_never_wake_the_connections_task(
+    server: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    taken_by_task: list[int] = []
+    process = server._process
+
+    async def spy(cid: int, node: Any, host: str, payload: bytes) -> bytes | None:
+        taken_by_task.append(int(struct.unpack_from(">h", payload, 0)[0]))
+        return await process(cid, node, host, payload)
+
+    monkeypatch.setattr(server, "_process", spy)
+    first, first_id, second, second_id, generation = await _stable_pair(server)
+    await first.send_raw(_join(first_id, 20))  # the leader rejoins: parked until the second member rejoins
+    await second.send_raw(_join(second_id, 21))
+    joined = [await conn.read_frame() for conn in (first, second)]
+    assert [_error(p) for p in joined] == [ErrorCode.NONE] * 2
+    assert codec.decode_response(JOIN, 5, joined[0]).generation_id == generation + 1
+    assert JOIN not in taken_by_task and SYNC not in taken_by_task
+    await first.close()
+    await second.close()
+
+
+async def test_requests_pipelined_behind_a_parked_join_wait_for_its_answer_and_keep_their_order(
+    server: EmulatorServer,
+) -> None:
+    first, first_id, second, second_id, generation = await _stable_pair(server)
+    await first.send_raw(_join(first_id, 30) + _heartbeat(first_id, generation, 31, version=3))
+    await first.send_raw(_heartbeat(first_id, generation, 32, version=3))  # arrives while the join is parked
+    assert await _nothing_within(first, 0.2)  # the heartbeats behind the parked join are not answered before it
+    await second.send_raw(_join(second_id, 40))
+    answers = [await first.read_frame() for _ in range(3)]
+    assert [_correlation(a) for a in answers] == [30, 31, 32]
+    # taken after the join completed the next generation: their generation is the previous one
+    assert [_error(a) for a in answers] == [ErrorCode.NONE, ErrorCode.ILLEGAL_GENERATION, ErrorCode.ILLEGAL_GENERATION]
+    assert _correlation(await second.read_frame()) == 40
+    await first.send_raw(_heartbeat(first_id, generation, 33, version=3))  # the connection carries on
+    assert _correlation(await first.read_frame()) == 33
+    await first.close()
+    await second.close()
+
+
+async def test_a_peer_that_stops_sending_while_its_join_is_parked_still_gets_the_answer_then_the_close(
+    server: EmulatorServer,
+) -> None:
+    first, first_id, second, second_id, _ = await _stable_pair(server)
+    await first.send_raw(_join(first_id, 50))
+    first.writer.write_eof()  # the end of its stream arrives while the join waits
+    assert await _nothing_within(first, 0.1)
+    await second.send_raw(_join(second_id, 51))
+    answer = await first.read_frame()
+    assert (_correlation(answer), _error(answer)) == (50, ErrorCode.NONE)
+    assert await first.is_closed_by_peer()
+    await first.close()
+    await second.close()
+
+
+async def test_a_connection_closed_while_its_join_is_parked_is_forgotten_when_the_group_moves_on(
+    server: EmulatorServer,
+) -> None:
+    first, first_id, second, second_id, _ = await _stable_pair(server)
+    before = set(server._connections)
+    await first.send_raw(_join(first_id, 60))
+    await _until(lambda: len(_parked(server)) == 1)
+    await first.close()
+    await second.send_raw(_join(second_id, 61))  # completes the join: the closed connection's answer has no reader
+    assert _error(await second.read_frame()) == ErrorCode.NONE
+    await _until(lambda: len(server._connections) == len(before) - 1)
+    assert set(server._idle._last) == set(server._connections)  # no idle entry left behind for the closed one
+    await second.send_raw(_heartbeat(second_id, 0, 62, version=3))  # the server keeps serving
+    assert _correlation(await second.read_frame()) == 62
+    await second.close()
+
+
+def _parked(server: EmulatorServer) -> list[int]:
+    return [cid for cid in server._connections if cid in server._idle._in_flight]
+
+
+async def _until(condition: Any, seconds: float = 5.0) -> None:
+    for _ in range(int(seconds / 0.01)):
+        if condition():
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the condition did not hold in time")
+
+
+async def test_a_parked_join_is_in_flight_so_the_idle_sweep_leaves_its_connection_open() -> None:
+    group = GroupConfig(initial_rebalance_delay_ms=0, join_race="separate")
+    config = EmulatorConfig(port=0, topics=(("t", 2),), group=group, connections_max_idle_ms=200)
+    async with EmulatorServer(config) as server:
+        first, first_id, second, second_id, _ = await _stable_pair(server)
+        await first.send_raw(_join(first_id, 70))
+        assert await second.is_closed_by_peer(timeout=3.0)  # idle: closed by the sweep
+        third = await _connect(server)  # the second member rejoins on a new connection
+        await third.send_raw(_join(second_id, 71))
+        answer = await first.read_frame()
+        assert (_correlation(answer), _error(answer)) == (70, ErrorCode.NONE)  # the parked one stayed open
+        assert _error(await third.read_frame()) == ErrorCode.NONE
+        await first.close()
+        await third.close()
+
+
+async def test_a_join_parked_for_the_initial_delay_is_answered_when_its_timer_fires() -> None:
+    group = GroupConfig(initial_rebalance_delay_ms=150, join_race="separate")
+    async with EmulatorServer(EmulatorConfig(port=0, topics=(("t", 2),), group=group)) as server:
+        conn = await _connect(server)
+        await conn.send_raw(_join("", 1))
+        member_id = codec.decode_response(JOIN, 5, await conn.read_frame()).member_id
+        await conn.send_raw(_join(member_id, 2) + _heartbeat(member_id, 0, 3, version=3))
+        assert await _nothing_within(conn, 0.05)  # the delay holds the join (and the heartbeat behind it)
+        joined = await conn.read_frame()
+        assert (_correlation(joined), _error(joined)) == (2, ErrorCode.NONE)
+        assert _correlation(await conn.read_frame()) == 3
+        await conn.close()
+
+
+async def test_a_leaders_big_parked_answer_is_encoded_in_the_codec_thread_and_keeps_its_place(
+    server: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(server_module, "is_large", lambda body: len(getattr(body, "members", ())) > 1)
+    first, first_id, second, second_id, generation = await _stable_pair(server)
+    await first.send_raw(_join(first_id, 80) + _heartbeat(first_id, generation, 81, version=3))
+    await second.send_raw(_join(second_id, 82))
+    joined = await first.read_frame()
+    assert _correlation(joined) == 80
+    assert len(codec.decode_response(JOIN, 5, joined).members) == 2  # the leader's list, from the codec thread
+    assert server._codec_pool is not None
+    assert _correlation(await first.read_frame()) == 81
+    await first.close()
+    await second.close()

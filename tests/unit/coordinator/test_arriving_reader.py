@@ -74,3 +74,97 @@ def test_a_request_that_must_wait_is_handed_to_the_task_even_with_no_bytes_after
         assert reader.take_handoff() is later and reader.take_handoff() is None
 
     asyncio.run(scenario())
+
+
+def _parking(reader: ArrivingReader, used: int) -> Callable[[bytes], int]:
+    """An answer callback that takes ``used`` bytes as a request whose answer must wait (a parked JoinGroup)."""
+    def answer(data: bytes) -> int:
+        reader.parked = True
+        return used
+    return answer
+
+
+def test_bytes_behind_a_parked_request_wait_unread_until_it_is_answered() -> None:
+    async def scenario() -> None:
+        reader = _reader(lambda data: 0)
+        reader.answer = _parking(reader, 4)
+        read = await _waiting(reader)
+        reader.feed_data(b"joinhb1")
+        reader.feed_data(b"hb2")  # arrives while the request waits
+        await asyncio.sleep(0)
+        assert not read.done() and not reader.idle  # kept: the task is not woken, nothing is answered at arrival
+        reader.unpark()  # the parked request's answer is written
+        assert await read == b"hb1hb2"
+
+    asyncio.run(scenario())
+
+
+def test_a_parked_request_with_nothing_behind_it_leaves_the_reader_answering_at_arrival() -> None:
+    async def scenario() -> None:
+        reader = _reader(lambda data: 0)
+        reader.answer = _parking(reader, 4)
+        read = await _waiting(reader)
+        reader.feed_data(b"join")
+        reader.unpark()
+        await asyncio.sleep(0)
+        assert reader.idle and not reader.parked and not read.done()
+        read.cancel()
+
+    asyncio.run(scenario())
+
+
+def test_the_end_of_stream_behind_a_parked_request_is_seen_only_after_its_answer() -> None:
+    async def scenario() -> None:
+        reader = _reader(lambda data: 0)
+        reader.answer = _parking(reader, 4)
+        read = await _waiting(reader)
+        reader.feed_data(b"join")
+        reader.feed_eof()
+        await asyncio.sleep(0)
+        assert not read.done() and not reader.at_eof()
+        reader.unpark()
+        assert await read == b"" and reader.at_eof()
+
+    asyncio.run(scenario())
+
+
+def test_a_big_parked_answer_is_handed_to_the_task_before_the_bytes_behind_it() -> None:
+    async def scenario() -> None:
+        later: Awaitable[bytes | None] = asyncio.get_running_loop().create_future()
+        reader = _reader(lambda data: 0)
+        reader.answer = _parking(reader, 4)
+        read = await _waiting(reader)
+        reader.feed_data(b"joinhb1")
+        reader.unpark(later)
+        assert await read == b"hb1" and reader.take_handoff() is later
+
+    asyncio.run(scenario())
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.paused = False
+
+    def pause_reading(self) -> None:
+        self.paused = True
+
+    def resume_reading(self) -> None:
+        self.paused = False
+
+
+def test_a_peer_that_keeps_sending_behind_a_parked_request_stops_being_read() -> None:
+    async def scenario() -> None:
+        reader = ArrivingReader(16, asyncio.get_running_loop())
+        transport = _Transport()
+        reader.set_transport(transport)  # type: ignore[arg-type]  # only pause/resume are called
+        reader.answer = _parking(reader, 4)
+        read = await _waiting(reader)
+        reader.feed_data(b"join")
+        reader.feed_data(b"x" * 32)
+        assert not transport.paused  # at most twice the limit kept, as StreamReader does
+        reader.feed_data(b"x")
+        assert transport.paused and not read.done()
+        reader.unpark()
+        assert len(await read) == 33
+
+    asyncio.run(scenario())
