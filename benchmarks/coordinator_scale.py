@@ -1,7 +1,7 @@
 """Benchmark: the group coordinator at scale, driven by protocol-level members (raw requests).
 
     .venv/bin/python benchmarks/coordinator_scale.py [--sizes 1000,2000,5000,10000] [--targets emulator,kafka,kfake]
-        [--big-heartbeat-seconds 5] [--groups 10000] [--heartbeat-seconds 5]
+        [--big-heartbeat-seconds 5] [--groups 10000] [--heartbeat-seconds 5] [--rounds 1] [--compare DIR]
 
 Side by side in one run (issue 22; coordinator_scale_rebalance.py): on each target — the emulator
 (``rebalance-lab serve``, its own process, one core), a real Kafka 4.4.0 broker (the test suite's image,
@@ -11,6 +11,10 @@ member rejoins and syncs, until all hold their assignment) and the server's CPU 
 second of the largest group; then the growth exponents (log(t2/t1) / log(N2/N1), goal <= 1.1 for the
 emulator) and the ratios peer time / emulator time (goal > 1 at every size). All targets use Kafka's
 default initial delay of 3 s for the (untimed) formation.
+
+``--compare DIR`` (repeatable) adds ``emulator@DIR``: the emulator of another checkout (``git worktree add /tmp/before
+REV``); ``--rounds R`` runs every target R times, the targets taking turns (round 1 on each, then round 2 on each:
+before/after alternately on a machine whose load changes), a fresh server each time, and reports the medians.
 
 Then, on the emulator only:
 
@@ -26,6 +30,7 @@ import asyncio
 import contextlib
 import os
 import re
+import statistics
 import struct
 import subprocess
 import sys
@@ -175,8 +180,9 @@ async def heartbeats(members: list[tuple[Conn, str, str, int]], seconds: float) 
 @contextlib.contextmanager
 def _target(name: str) -> Iterator[tuple[str, int | None, Callable[[], str]]]:
     """(bootstrap, the server's pid for its CPU time, a note printed after the sizes)."""
-    if name == "emulator":
-        emulator = EmulatorProcess("--initial-rebalance-delay-ms", "3000")  # Kafka's default, as the peers
+    if name.startswith("emulator"):
+        source = name.partition("@")[2] or None  # emulator@DIR: another checkout's (--compare)
+        emulator = EmulatorProcess("--initial-rebalance-delay-ms", "3000", source=source)  # Kafka's default
         try:
             yield (emulator.bootstrap, emulator.proc.pid,
                    lambda: f"peak memory (VmHWM) {emulator.peak_rss_mib():.0f} MiB")
@@ -196,25 +202,53 @@ def _target(name: str) -> Iterator[tuple[str, int | None, Callable[[], str]]]:
         raise SystemExit(f"unknown target {name!r} (emulator, kafka, kfake)")
 
 
-def side_by_side(sizes: list[int], targets: list[str], heartbeat_s: float) -> None:
+def side_by_side(sizes: list[int], targets: list[str], heartbeat_s: float, rounds: int = 1) -> None:
     print(f"== one group of N members, a full rebalance, on {', '.join(targets)} (load average "
           f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores) ==", flush=True)
-    runs: dict[tuple[str, int], RebalanceRun] = {}
-    for target in targets:
-        with _target(target) as (bootstrap, pid, note):
-            # an unreported small group first: the JVM's JIT compiles the paths, every target has served once
-            asyncio.run(one_size(target, bootstrap, max(2, sizes[0] // 10), None, 0))
-            for n in sizes:
-                try:
-                    runs[target, n] = asyncio.run(one_size(target, bootstrap, n, pid,
-                                                           heartbeat_s if n == sizes[-1] else 0))
-                except (RuntimeError, OSError) as exc:  # reported; the other sizes and targets still run
-                    print(f"{target:8} N={n:6}: failed: {exc}", flush=True)
-                    continue
-                print(report({(target, n): runs[target, n]}, [target], [n])[0], flush=True)
-            if note():
-                print(f"{target}: {note()}")
+    every: dict[tuple[str, int], list[RebalanceRun]] = {}
+    for index in range(1, rounds + 1):
+        for target in targets:
+            if rounds > 1:
+                print(f"-- round {index}: {target} (load average {os.getloadavg()[0]:.1f})", flush=True)
+            for n, run in _sizes_on(target, sizes, heartbeat_s):
+                every.setdefault((target, n), []).append(run)
+    runs = {key: _median(found) for key, found in every.items()}
+    if rounds > 1:
+        print(f"== medians of {rounds} rounds ==")
     print("\n".join(report(runs, targets, sizes)))
+
+
+def _sizes_on(target: str, sizes: list[int], heartbeat_s: float) -> Iterator[tuple[int, RebalanceRun]]:
+    """Every size on one fresh server of ``target``, each reported as it is done."""
+    with _target(target) as (bootstrap, pid, note):
+        # an unreported small group first: the JVM's JIT compiles the paths, every target has served once
+        asyncio.run(one_size(target, bootstrap, max(2, sizes[0] // 10), None, 0))
+        for n in sizes:
+            try:
+                run = asyncio.run(one_size(target, bootstrap, n, pid, heartbeat_s if n == sizes[-1] else 0))
+            except (RuntimeError, OSError) as exc:  # reported; the other sizes and targets still run
+                print(f"{target:8} N={n:6}: failed: {exc}", flush=True)
+                continue
+            print(report({(target, n): run}, [target], [n])[0], flush=True)
+            yield n, run
+        if note():
+            print(f"{target}: {note()}")
+
+
+def _median(runs: list[RebalanceRun]) -> RebalanceRun:
+    """One run of the medians (wall time, server CPU, heartbeats) of a target's rounds at one size."""
+    if len(runs) == 1:
+        return runs[0]
+
+    def middle(values: list[float | None]) -> float | None:
+        known = [v for v in values if v is not None]
+        return statistics.median(known) if known else None
+
+    seconds = middle([r.seconds for r in runs])
+    assert seconds is not None
+    return RebalanceRun(runs[0].target, runs[0].members, seconds, middle([r.cpu_s for r in runs]),
+                        middle([r.heartbeats_per_s for r in runs]), middle([r.heartbeat_cpu_us for r in runs]),
+                        middle([r.driver_cpu_us for r in runs]))
 
 
 async def small_groups(args: argparse.Namespace) -> None:
@@ -245,8 +279,14 @@ def main() -> None:
     parser.add_argument("--in-flight", type=int, default=500)
     parser.add_argument("--heartbeat-seconds", type=float, default=5.0)
     parser.add_argument("--groups-initial-delay-ms", type=int, default=100, help="for the many small groups")
+    parser.add_argument("--rounds", type=int, default=1, help="every target this many times, alternating; medians")
+    parser.add_argument("--compare", metavar="DIR", action="append", default=[],
+                        help="also the emulator of another checkout, alternating with this one (repeatable)")
     args = parser.parse_args()
-    side_by_side([int(n) for n in args.sizes.split(",")], args.targets.split(","), args.big_heartbeat_seconds)
+    names = [name for name in args.targets.split(",") if name]
+    at = names.index("emulator") + 1 if "emulator" in names else 0
+    names[at:at] = [f"emulator@{source}" for source in args.compare]
+    side_by_side([int(n) for n in args.sizes.split(",")], names, args.big_heartbeat_seconds, args.rounds)
     if args.groups:
         asyncio.run(small_groups(args))
 
