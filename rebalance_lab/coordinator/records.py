@@ -9,13 +9,14 @@ consumer group's in ``coordinator/consumer/records.py``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 SCHEMA_VERSION = "rbl-event/1"
 
 
 def _iso(ts_ms: int) -> str:
+    from datetime import UTC, datetime  # here: only a recording's events need it, not serve's start (issue 22)
+
     return datetime.fromtimestamp(ts_ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
 
 

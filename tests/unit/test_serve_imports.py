@@ -58,6 +58,7 @@ NOT_IMPORTED = (
     "shutil", "bz2", "lzma",  # argparse asks shutil for the terminal's width only to print help
     "rebalance_lab.security.sasl",  # a SASL listener's first connection
     "ssl", "_ssl",  # OpenSSL: a TLS listener's context only (asyncio is imported without it: cli._import_asyncio)
+    "datetime",  # a recording's timestamps only (coordinator/records.py)
 )
 # The handler modules the requests above use; every other handler is imported on its API's first request.
 HANDLERS_USED = {"api_versions", "find_coordinator", "join_group", "base", "errors_response", "authz"}
