@@ -31,7 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rebalance_lab.protocol.fast_reader import FastReader, Unusual
+from rebalance_lab.protocol.fast_reader import Unusual, compact_length_at, compact_string_at, string16_at
 from rebalance_lab.protocol.wire_primitives import request_header, uvarint
 
 JOIN_KEY, SYNC_KEY = 11, 14
@@ -69,6 +69,10 @@ class JoinGroupRequest:
     protocol_type: str
     protocols: list[JoinGroupProtocol]
     reason: str | None = None
+    # The Protocols array's bytes as sent (without its length), in the version's form (classic before v6, compact
+    # from v6): equal keys of one form are equal protocol lists, so the handler reuses one list's values for every
+    # member that sends it (issue 22). None when the body did not come from these bytes.
+    protocols_key: bytes | None = None
 
 
 @dataclass(slots=True)
@@ -122,64 +126,145 @@ class SyncGroupResponse:
 # -- reading -----------------------------------------------------------------------------------------------------
 
 
-def _start(payload: bytes, api_key: int, versions: tuple[int, ...], flexible_from: int) -> tuple[int, int, str,
-                                                                                                   FastReader] | None:
-    if len(payload) > MAX_FAST_BYTES:
-        return None
-    header = request_header(payload, api_key, versions)
-    if header is None:
-        return None
-    version, correlation_id, client_id, pos = header
-    reader = FastReader(payload, pos, version >= flexible_from)
-    reader.no_tags()  # request header v2's tagged fields
-    return version, correlation_id, client_id, reader
-
-
 def decode_join_request(payload: bytes) -> tuple[int, str, JoinGroupRequest] | None:
     """(correlation id, client id, body) of a JoinGroup v0-9, or None for the generic codec."""
+    if len(payload) > MAX_FAST_BYTES:
+        return None
     try:
-        start = _start(payload, JOIN_KEY, JOIN_VERSIONS, JOIN_FLEXIBLE)
-        if start is None:
+        header = request_header(payload, JOIN_KEY, JOIN_VERSIONS)
+        if header is None:
             return None
-        version, correlation_id, client_id, r = start
-        group_id, session = r.string(), r.int32()
-        rebalance = r.int32() if version >= 1 else -1
-        member_id = r.string()
-        instance_id = r.nullable_string() if version >= 5 else None
-        protocol_type = r.string()
-        protocols = []
-        for _ in range(r.array_length()):
-            name, metadata = r.string(), r.bytes_()
-            r.no_tags()
-            protocols.append(JoinGroupProtocol(name, metadata))
-        reason = r.nullable_string() if version >= 8 else None
-        r.end()
+        version, correlation_id, client_id, pos = header
+        body = (_join_compact if version >= JOIN_FLEXIBLE else _join_classic)(payload, pos, version)
     except (Unusual, IndexError, struct.error, UnicodeDecodeError):
         return None
-    return correlation_id, client_id, JoinGroupRequest(version, group_id, session, rebalance, member_id, instance_id,
-                                                       protocol_type, protocols, reason)
+    return None if body is None else (correlation_id, client_id, body)
+
+
+def _join_classic(data: bytes, pos: int, version: int) -> JoinGroupRequest | None:
+    """v0-5: int16 string lengths, int32 bytes and array lengths, no tagged fields."""
+    group_id, pos = string16_at(data, pos)
+    (session,) = _I32.unpack_from(data, pos)
+    pos += 4
+    rebalance = -1
+    if version >= 1:
+        (rebalance,) = _I32.unpack_from(data, pos)
+        pos += 4
+    member_id, pos = string16_at(data, pos)
+    instance_id = None
+    if version >= 5:
+        instance_id, pos = string16_at(data, pos)
+    protocol_type, pos = string16_at(data, pos)
+    (count,) = _I32.unpack_from(data, pos)
+    pos += 4
+    start, protocols = pos, []
+    for _ in range(count):
+        name, pos = string16_at(data, pos)
+        (size,) = _I32.unpack_from(data, pos)
+        pos += 4
+        if name is None or size < 0:
+            return None
+        protocols.append(JoinGroupProtocol(name, data[pos:pos + size]))
+        pos += size
+    if group_id is None or member_id is None or protocol_type is None or count < 0 or pos != len(data):
+        return None
+    return JoinGroupRequest(version, group_id, session, rebalance, member_id, instance_id, protocol_type, protocols,
+                            None, data[start:pos])
+
+
+def _join_compact(data: bytes, pos: int, version: int) -> JoinGroupRequest | None:
+    """v6-9 (flexible): compact lengths, and only empty tagged-field sets are taken."""
+    if data[pos]:
+        return None  # the header's tagged fields
+    group_id, pos = compact_string_at(data, pos + 1)
+    session, rebalance = _II.unpack_from(data, pos)
+    member_id, pos = compact_string_at(data, pos + 8)
+    instance_id, pos = compact_string_at(data, pos)
+    protocol_type, pos = compact_string_at(data, pos)
+    count, pos = compact_length_at(data, pos)
+    start, protocols = pos, []
+    for _ in range(count):
+        name, pos = compact_string_at(data, pos)
+        size, pos = compact_length_at(data, pos)
+        end = pos + size
+        if name is None or size < 0 or data[end]:  # data[end]: the protocol's tagged fields
+            return None
+        protocols.append(JoinGroupProtocol(name, data[pos:end]))
+        pos = end + 1
+    protocols_key = data[start:pos]
+    reason = None
+    if version >= 8:
+        reason, pos = compact_string_at(data, pos)
+    if group_id is None or member_id is None or protocol_type is None or count < 0 or data[pos] \
+            or pos + 1 != len(data):
+        return None
+    return JoinGroupRequest(version, group_id, session, rebalance, member_id, instance_id, protocol_type, protocols,
+                            reason, protocols_key)
 
 
 def decode_sync_request(payload: bytes) -> tuple[int, str, SyncGroupRequest] | None:
     """(correlation id, client id, body) of a SyncGroup v0-5, or None for the generic codec."""
+    if len(payload) > MAX_FAST_BYTES:
+        return None
     try:
-        start = _start(payload, SYNC_KEY, SYNC_VERSIONS, SYNC_FLEXIBLE)
-        if start is None:
+        header = request_header(payload, SYNC_KEY, SYNC_VERSIONS)
+        if header is None:
             return None
-        version, correlation_id, client_id, r = start
-        group_id, generation, member_id = r.string(), r.int32(), r.string()
-        instance_id = r.nullable_string() if version >= 3 else None
-        protocol_type, protocol_name = (r.nullable_string(), r.nullable_string()) if version >= 5 else (None, None)
-        assignments = []
-        for _ in range(r.array_length()):
-            assigned, assignment = r.string(), r.bytes_()
-            r.no_tags()
-            assignments.append(SyncGroupAssignment(assigned, assignment))
-        r.end()
+        version, correlation_id, client_id, pos = header
+        body = (_sync_compact if version >= SYNC_FLEXIBLE else _sync_classic)(payload, pos, version)
     except (Unusual, IndexError, struct.error, UnicodeDecodeError):
         return None
-    return correlation_id, client_id, SyncGroupRequest(version, group_id, generation, member_id, instance_id,
-                                                       protocol_type, protocol_name, assignments)
+    return None if body is None else (correlation_id, client_id, body)
+
+
+def _sync_classic(data: bytes, pos: int, version: int) -> SyncGroupRequest | None:
+    group_id, pos = string16_at(data, pos)
+    (generation,) = _I32.unpack_from(data, pos)
+    member_id, pos = string16_at(data, pos + 4)
+    instance_id = None
+    if version >= 3:
+        instance_id, pos = string16_at(data, pos)
+    (count,) = _I32.unpack_from(data, pos)
+    pos += 4
+    assignments = []
+    for _ in range(count):
+        assigned, pos = string16_at(data, pos)
+        (size,) = _I32.unpack_from(data, pos)
+        pos += 4
+        if assigned is None or size < 0:
+            return None
+        assignments.append(SyncGroupAssignment(assigned, data[pos:pos + size]))
+        pos += size
+    if group_id is None or member_id is None or count < 0 or pos != len(data):
+        return None
+    return SyncGroupRequest(version, group_id, generation, member_id, instance_id, None, None, assignments)
+
+
+def _sync_compact(data: bytes, pos: int, version: int) -> SyncGroupRequest | None:
+    if data[pos]:
+        return None  # the header's tagged fields
+    group_id, pos = compact_string_at(data, pos + 1)
+    (generation,) = _I32.unpack_from(data, pos)
+    member_id, pos = compact_string_at(data, pos + 4)
+    instance_id, pos = compact_string_at(data, pos)
+    protocol_type = protocol_name = None
+    if version >= 5:
+        protocol_type, pos = compact_string_at(data, pos)
+        protocol_name, pos = compact_string_at(data, pos)
+    count, pos = compact_length_at(data, pos)
+    assignments = []
+    for _ in range(count):
+        assigned, pos = compact_string_at(data, pos)
+        size, pos = compact_length_at(data, pos)
+        end = pos + size
+        if assigned is None or size < 0 or data[end]:
+            return None
+        assignments.append(SyncGroupAssignment(assigned, data[pos:end]))
+        pos = end + 1
+    if group_id is None or member_id is None or count < 0 or data[pos] or pos + 1 != len(data):
+        return None
+    return SyncGroupRequest(version, group_id, generation, member_id, instance_id, protocol_type, protocol_name,
+                            assignments)
 
 
 # -- writing -----------------------------------------------------------------------------------------------------

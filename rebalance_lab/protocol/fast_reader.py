@@ -14,6 +14,63 @@ class Unusual(Exception):
     """Input a fast path leaves to the generic codec."""
 
 
+def uvarint_at(data: bytes, pos: int) -> tuple[int, int]:
+    """``ByteUtils.readUnsignedVarint`` at ``pos``: the value and the position after it; longer than 5 bytes is
+    left to the generic codec."""
+    value = data[pos]
+    pos += 1
+    if value < 0x80:
+        return value, pos
+    value &= 0x7F
+    shift = 7
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return value, pos
+        shift += 7
+        if shift > 28:
+            raise Unusual("a varint longer than 5 bytes")
+
+
+# Readers at a position for the struct fast paths that read without a FastReader (classic JoinGroup/SyncGroup:
+# a method call per field was most of their decoding, issue 22). They return the value and the position after it
+# and do not check the end of the data: a value past the end leaves the position past it, which the caller's final
+# ``pos == len(data)`` check refuses (every further read there raises IndexError or struct.error first).
+
+
+def string16_at(data: bytes, pos: int) -> tuple[str | None, int]:
+    """A classic (int16-length) nullable string; any negative length is null."""
+    (length,) = _I16.unpack_from(data, pos)
+    pos += 2
+    if length < 0:
+        return None, pos
+    end = pos + length
+    return data[pos:end].decode("utf-8"), end  # bad UTF-8 raises: the generic codec decides
+
+
+def compact_string_at(data: bytes, pos: int) -> tuple[str | None, int]:
+    """A compact (varint length + 1) nullable string."""
+    length = data[pos]
+    pos += 1
+    if length & 0x80:
+        length, pos = uvarint_at(data, pos - 1)
+    if not length:
+        return None, pos
+    end = pos + length - 1
+    return data[pos:end].decode("utf-8"), end
+
+
+def compact_length_at(data: bytes, pos: int) -> tuple[int, int]:
+    """A compact bytes' or array's length (-1 for null)."""
+    length = data[pos]
+    if length < 0x80:
+        return length - 1, pos + 1
+    length, pos = uvarint_at(data, pos)
+    return length - 1, pos
+
+
 class FastReader:
     __slots__ = ("data", "flexible", "pos")
 
@@ -26,23 +83,7 @@ class FastReader:
         return int(value)
 
     def uvarint(self) -> int:
-        """``ByteUtils.readUnsignedVarint``; longer than 5 bytes is left to the generic codec."""
-        data, pos = self.data, self.pos
-        value = data[pos]
-        pos += 1
-        if value & 0x80:
-            value &= 0x7F
-            shift = 7
-            while True:
-                byte = data[pos]
-                pos += 1
-                value |= (byte & 0x7F) << shift
-                if not byte & 0x80:
-                    break
-                shift += 7
-                if shift > 28:
-                    raise Unusual("a varint longer than 5 bytes")
-        self.pos = pos
+        value, self.pos = uvarint_at(self.data, self.pos)
         return value
 
     def length(self) -> int:

@@ -100,7 +100,7 @@ def _join_new_member(core: Core, fx: Effects, group: Group, now_ms: int, inp: Jo
     if group.state is GroupState.DEAD:
         fx.reply(token, JoinGroupResult(_E.COORDINATOR_NOT_AVAILABLE))
         return
-    if not group.supports_protocols(inp.protocol_type, [p.name for p in inp.protocols]):
+    if not group.supports_protocols(inp.protocol_type, inp.protocols):
         _refuse(fx, group, now_ms, inp, _E.INCONSISTENT_GROUP_PROTOCOL)
         fx.reply(token, JoinGroupResult(_E.INCONSISTENT_GROUP_PROTOCOL))
         return
@@ -138,7 +138,7 @@ def add_member_then_rebalance(core: Core, fx: Effects, group: Group, now_ms: int
     # A new member's session clock starts only at join completion; until then it has 5 minutes.
     schedule_heartbeat(core, group, member_id, now_ms, core.config.new_member_join_timeout_ms)
     fx.record(MemberJoined(group.group_id, now_ms, member_id, inp.group_instance_id, inp.client_id,
-                           inp.client_host, inp.protocol_type, tuple((p.name, p.metadata) for p in inp.protocols),
+                           inp.client_host, inp.protocol_type, inp.protocols,
                            inp.session_timeout_ms, inp.rebalance_timeout_ms, group.generation_id,
                            group.is_leader(member_id)))
     reason = (f"Adding new member {member_id} with group instance id {inp.group_instance_id or 'null'}; "
@@ -160,7 +160,7 @@ def _join_existing_member(core: Core, fx: Effects, group: Group, now_ms: int, in
     if group.state is GroupState.DEAD:
         fx.reply(token, JoinGroupResult(_E.COORDINATOR_NOT_AVAILABLE, member_id=echo))
         return
-    if not group.supports_protocols(inp.protocol_type, [p.name for p in inp.protocols]):
+    if not group.supports_protocols(inp.protocol_type, inp.protocols):
         _refuse(fx, group, now_ms, inp, _E.INCONSISTENT_GROUP_PROTOCOL)
         fx.reply(token, JoinGroupResult(_E.INCONSISTENT_GROUP_PROTOCOL, member_id=echo))
         return
@@ -184,7 +184,7 @@ def _rejoin(core: Core, fx: Effects, group: Group, now_ms: int, inp: JoinGroupIn
     """Dispatch on state (§5.1 rule 11.5). A rejoin never re-arms the member's session timer."""
     changed = not member.matches(inp.protocols)
     fx.record(MemberRejoined(group.group_id, now_ms, member.member_id, member.group_instance_id,
-                             tuple((p.name, p.metadata) for p in inp.protocols), changed, group.state.value,
+                             inp.protocols, changed, group.state.value,
                              group.generation_id))
     state, cr = group.state, client_reason(inp)
     if state is GroupState.PREPARING_REBALANCE:

@@ -59,10 +59,16 @@ class Member:
 
     def vote(self, candidates: frozenset[str]) -> str | None:
         """The first protocol of this member's own preference list that every member supports."""
-        return next((p.name for p in self.protocols if p.name in candidates), None)
+        for name, _metadata in self.protocols:  # loops, not next() over a generator: once per member (issue 22)
+            if name in candidates:
+                return name
+        return None
 
     def metadata_for(self, protocol: str | None) -> bytes:
-        return next((p.metadata for p in self.protocols if p.name == protocol), b"")
+        for name, metadata in self.protocols:
+            if name == protocol:
+                return metadata
+        return b""
 
     def has_satisfied_heartbeat(self) -> bool:
         """Java ``hasSatisfiedHeartbeat``: a parked non-new member does not expire (§9.2)."""
@@ -160,12 +166,17 @@ class Group:
         """``supportedProtocols``: per listed entry, so a member's own current list counts too."""
         return self.tally.protocols
 
-    def supports_protocols(self, protocol_type: str, names: list[str]) -> bool:
+    def supports_protocols(self, protocol_type: str, protocols: tuple[ProtocolEntry, ...]) -> bool:
+        """``CG.supportsProtocols``: a type and at least one protocol name every member lists."""
         if self.state is GroupState.EMPTY:
-            return protocol_type != "" and bool(names)
-        counts = self.protocol_counts()
-        size = len(self.members)
-        return protocol_type == self.protocol_type and any(counts.get(n, 0) == size for n in names)
+            return protocol_type != "" and bool(protocols)
+        if protocol_type != self.protocol_type:
+            return False
+        counts, size = self.tally.protocols, len(self.members)
+        for protocol in protocols:  # noqa: SIM110  # a loop, not any() over a generator: every JoinGroup asks
+            if counts.get(protocol.name, 0) == size:
+                return True
+        return False
 
     def candidates(self) -> list[str]:
         """Protocol names listed by every member, in the first member's preference order.

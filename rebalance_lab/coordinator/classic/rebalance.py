@@ -178,11 +178,18 @@ def complete_join(core: Core, fx: Effects, group: Group, now_ms: int) -> None:
     if group.state is GroupState.EMPTY:
         fx.record(GroupEmpty(group.group_id, now_ms, group.generation_id))
         return
+    # join_result_for's answers, their common fields read once (10,000 answers at once in a big group: issue 22)
+    generation, protocol_type, protocol_name = group.generation_id, group.protocol_type, group.protocol_name
+    leader = group.leader_id or ""
     for member in group.members.values():
-        complete_join_future(fx, member, join_result_for(group, member.member_id))
-        schedule_heartbeat(core, group, member.member_id, now_ms, member.session_timeout_ms)
+        member_id = member.member_id
+        if member.awaiting_join is not None:
+            complete_join_future(fx, member, JoinGroupResult(
+                ErrorCode.NONE, member_id, generation, protocol_type, protocol_name, leader, False,
+                leader_member_list(group) if member_id == leader else ()))
+        schedule_heartbeat(core, group, member_id, now_ms, member.session_timeout_ms)
         member.is_new = False
-        group.pending_sync.add(member.member_id)
+        group.pending_sync.add(member_id)
     # KAFKA-12890: members that never sync this generation are removed after a rebalance timeout.
     core.timers.schedule(sync_key(group.group_id), now_ms + group.rebalance_timeout_ms(),
                          PendingSync(group.generation_id))

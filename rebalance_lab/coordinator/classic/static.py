@@ -44,7 +44,7 @@ def replace_static_member(core: Core, fx: Effects, group: Group, now_ms: int, in
     new.update(inp.protocols, inp.rebalance_timeout_ms, inp.session_timeout_ms)
     new.park_join(token)
     fx.record(StaticMemberReplaced(group.group_id, now_ms, instance_id, old_id, new_id,
-                                   tuple((p.name, p.metadata) for p in inp.protocols), group.generation_id,
+                                   inp.protocols, group.generation_id,
                                    group.leader_id))
     if group.state is GroupState.STABLE:
         _replace_in_stable(core, fx, group, now_ms, inp, new, current_leader)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rebalance_lab.coordinator.classic.messages import JoinGroupInput, JoinGroupResult, ProtocolEntry
@@ -15,22 +16,44 @@ from rebalance_lab.protocol.errors import ErrorCode
 API_KEY = 11
 
 
+# Protocol lists as sent, one tuple of values per distinct list (the classic and the compact form apart: the same
+# bytes read differently in the two). A group's members usually send one same list: they share one tuple, made
+# once, instead of a tuple and its entries per JoinGroup kept until the member's next one (issue 22).
+_OFFERS: tuple[dict[bytes, tuple[ProtocolEntry, ...]], dict[bytes, tuple[ProtocolEntry, ...]]] = ({}, {})
+_MAX_OFFERS = 1024  # distinct lists kept; past that the cache starts again (a bound, not an eviction policy)
+
+
+def _protocols(version: int, request: Any) -> tuple[ProtocolEntry, ...]:
+    key = getattr(request, "protocols_key", None)  # the fast codec's bodies have it; the generic codec's do not
+    if key is None:
+        return tuple(ProtocolEntry(p.name, bytes(p.metadata or b"")) for p in request.protocols or ())
+    offers = _OFFERS[version >= 6]
+    entries = offers.get(key)
+    if entries is None:
+        entries = tuple(ProtocolEntry(p.name, p.metadata) for p in request.protocols)
+        if len(offers) >= _MAX_OFFERS:
+            offers.clear()
+        offers[key] = entries
+    return entries
+
+
 def to_input(ctx: RequestContext, request: Any) -> JoinGroupInput:
     version = ctx.api_version
     session = int(request.session_timeout_ms)
+    # Positional (a NamedTuple's keywords cost about as much again): JoinGroupInput's field order.
     return JoinGroupInput(
-        group_id=request.group_id or "",
-        member_id=request.member_id or "",
-        protocol_type=request.protocol_type or "",
-        protocols=tuple(ProtocolEntry(p.name, bytes(p.metadata or b"")) for p in request.protocols or ()),
-        session_timeout_ms=session,
+        request.group_id or "",
+        request.member_id or "",
+        request.protocol_type or "",
+        _protocols(version, request),
+        session,
         # JoinGroupRequest: v0 has no rebalance timeout; the broker uses the session timeout.
-        rebalance_timeout_ms=int(request.rebalance_timeout_ms) if version >= 1 else session,
-        api_version=version,
-        group_instance_id=request.group_instance_id if version >= 5 else None,
-        client_id=ctx.client_id,
-        client_host=ctx.client_host,
-        reason=request.reason if version >= 8 else None,
+        int(request.rebalance_timeout_ms) if version >= 1 else session,
+        version,
+        request.group_instance_id if version >= 5 else None,
+        ctx.client_id,
+        ctx.client_host,
+        request.reason if version >= 8 else None,
     )
 
 
@@ -54,6 +77,14 @@ def error_response(version: int, request: Any, code: ErrorCode) -> Any:
     return to_response(version, JoinGroupResult(code))
 
 
+def _builder(version: int) -> Callable[[JoinGroupResult], JoinGroupResponse]:
+    return lambda result: to_response(version, result)
+
+
+# One response builder per version, made once rather than a closure per JoinGroup (issue 22)
+_BUILDERS = tuple(_builder(version) for version in range(10))
+
+
 def handle(ctx: RequestContext, request: Any) -> Parked:
     authz.require_group(ctx, authz.READ, request.group_id or "")
     inp = to_input(ctx, request)
@@ -63,4 +94,5 @@ def handle(ctx: RequestContext, request: Any) -> Parked:
         check_coordinator(ctx.world, ctx.broker.node_id, inp.group_id)
     service = service_of(ctx.world)
     version = ctx.api_version
-    return service.call(service.routing.join_group, inp, lambda r: to_response(version, r))
+    build = _BUILDERS[version] if version < len(_BUILDERS) else _builder(version)
+    return service.call(service.routing.join_group, inp, build)

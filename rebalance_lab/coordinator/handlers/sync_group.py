@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from rebalance_lab.coordinator.classic.messages import SyncGroupInput, SyncGroupResult
@@ -17,15 +18,17 @@ API_KEY = 14
 
 def to_input(ctx: RequestContext, request: Any) -> SyncGroupInput:
     version = ctx.api_version
+    assignments = request.assignments
+    # Positional (a NamedTuple's keywords cost about as much again): SyncGroupInput's field order.
     return SyncGroupInput(
-        group_id=request.group_id or "",
-        member_id=request.member_id or "",
-        generation_id=int(request.generation_id),
-        group_instance_id=request.group_instance_id if version >= 3 else None,
-        protocol_type=request.protocol_type if version >= 5 else None,
-        protocol_name=request.protocol_name if version >= 5 else None,
-        assignments=tuple((a.member_id, bytes(a.assignment or b"")) for a in request.assignments or ()),
-        api_version=version,
+        request.group_id or "",
+        request.member_id or "",
+        int(request.generation_id),
+        request.group_instance_id if version >= 3 else None,
+        request.protocol_type if version >= 5 else None,
+        request.protocol_name if version >= 5 else None,
+        tuple((a.member_id, bytes(a.assignment or b"")) for a in assignments) if assignments else (),
+        version,
     )
 
 
@@ -39,6 +42,14 @@ def error_response(version: int, request: Any, code: ErrorCode) -> Any:
     return to_response(version, SyncGroupResult(code))
 
 
+def _builder(version: int) -> Callable[[SyncGroupResult], SyncGroupResponse]:
+    return lambda result: to_response(version, result)
+
+
+# One response builder per version, made once rather than a closure per SyncGroup (issue 22)
+_BUILDERS = tuple(_builder(version) for version in range(6))
+
+
 def handle(ctx: RequestContext, request: Any) -> Any:
     version = ctx.api_version
     if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
@@ -49,5 +60,6 @@ def handle(ctx: RequestContext, request: Any) -> Any:
     if inp.group_id:
         check_coordinator(ctx.world, ctx.broker.node_id, inp.group_id)
     service = service_of(ctx.world)
-    parked: Parked = service.call(service.routing.sync_group, inp, lambda r: to_response(version, r))
+    build = _BUILDERS[version] if version < len(_BUILDERS) else _builder(version)
+    parked: Parked = service.call(service.routing.sync_group, inp, build)
     return parked
