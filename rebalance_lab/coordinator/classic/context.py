@@ -57,38 +57,36 @@ class MemberTimeout:
 TimerPayload = InitialDelay | RebalanceTimeout | PendingSync | MemberTimeout
 
 
-class _Stamped:
-    """A scheduled payload and its stamp (a plain slotted class: one is made per heartbeat)."""
-
-    __slots__ = ("payload", "seq")
-
-    def __init__(self, seq: int, payload: TimerPayload) -> None:
-        self.seq, self.payload = seq, payload
-
-
 class GroupTimers:
-    """Keyed timers; one cancelled or replaced by a timer firing at the same instant never runs."""
+    """Keyed timers; one cancelled or replaced by a timer firing at the same instant never runs.
+
+    Each schedule gets a stamp (a number); the queue holds the stamp and this object the live stamp and payload of
+    each key, so a popped timer is run only while its stamp is still the key's (no object is made per schedule:
+    every member's session timer is scheduled twice a rebalance, issue 22).
+    """
 
     def __init__(self) -> None:
-        self._queue: TimerQueue[TimerKey, _Stamped] = TimerQueue()
-        self._live: dict[TimerKey, _Stamped] = {}
+        self._queue: TimerQueue[TimerKey, int] = TimerQueue()
+        self._stamps: dict[TimerKey, int] = {}
+        self._payloads: dict[TimerKey, TimerPayload] = {}
         self._next_seq = 0
         # The queue's own method, bound once: the group service and the shell ask after every request (issue 22)
         self.next_deadline: Callable[[], int | None] = self._queue.next_deadline
 
     def schedule(self, key: TimerKey, at_ms: int, payload: TimerPayload) -> None:
-        stamped = _Stamped(self._next_seq, payload)
-        self._next_seq += 1
-        self._live[key] = stamped
-        self._queue.schedule(key, at_ms, stamped)
+        seq = self._next_seq
+        self._next_seq = seq + 1
+        self._stamps[key] = seq
+        self._payloads[key] = payload
+        self._queue.schedule(key, at_ms, seq)
 
     def cancel(self, key: TimerKey) -> None:
-        self._live.pop(key, None)
+        if self._stamps.pop(key, None) is not None:
+            del self._payloads[key]
         self._queue.cancel(key)
 
     def payload(self, key: TimerKey) -> TimerPayload | None:
-        stamped = self._live.get(key)
-        return None if stamped is None else stamped.payload
+        return self._payloads.get(key)
 
     def deadline(self, key: TimerKey) -> int | None:
         return self._queue.deadline(key)
@@ -97,8 +95,8 @@ class GroupTimers:
         """A stamp below every timer scheduled from now on (see ``pop_next_due``'s ``scheduled_before``)."""
         return self._next_seq
 
-    def pop_next_due(self, now_ms: int, scheduled_before: int | None = None) -> list[Due[TimerKey, _Stamped]]:
-        """The timers sharing the earliest deadline, if it is <= now.
+    def pop_next_due(self, now_ms: int, scheduled_before: int | None = None) -> list[Due[TimerKey, int]]:
+        """The timers sharing the earliest deadline, if it is <= now (each Due's payload is its stamp).
 
         With ``scheduled_before`` (a :meth:`mark`), timers scheduled since that mark stay queued: they
         run on a later call (join_race "sampled": a timer set while timers run waits for the next turn).
@@ -109,16 +107,16 @@ class GroupTimers:
         due = self._queue.pop_due(deadline)
         if scheduled_before is None:
             return due
-        for fresh in (d for d in due if d.payload.seq >= scheduled_before):
+        for fresh in (d for d in due if d.payload >= scheduled_before):
             self._queue.schedule(fresh.key, fresh.at, fresh.payload)  # still the live one: claim() accepts it
-        return [d for d in due if d.payload.seq < scheduled_before]
+        return [d for d in due if d.payload < scheduled_before]
 
-    def claim(self, due: Due[TimerKey, _Stamped]) -> bool:
-        """True if a popped timer is still the live one for its key (then it is consumed)."""
-        if self._live.get(due.key) is not due.payload:
-            return False
-        del self._live[due.key]
-        return True
+    def claim(self, due: Due[TimerKey, int]) -> TimerPayload | None:
+        """The payload of a popped timer if it is still the live one for its key (then it is consumed), else None."""
+        if self._stamps.get(due.key) != due.payload:
+            return None
+        del self._stamps[due.key]
+        return self._payloads.pop(due.key)
 
 
 def heartbeat_key(group_id: str, member_id: str) -> TimerKey:

@@ -256,8 +256,9 @@ class GroupCoordinator:
         fresh_from = timers.mark() if self._core.config.join_race == SAMPLED else None
         while batch := timers.pop_next_due(now_ms, fresh_from):
             for due in batch:
-                if timers.claim(due):
-                    self._run_timer(fx, due.key, due.at, due.payload.payload)
+                payload = timers.claim(due)
+                if payload is not None:
+                    self._run_timer(fx, due.key, due.at, payload)
         return fx
 
     def _run_timer(self, fx: Effects, key: TimerKey, at_ms: int, payload: TimerPayload) -> None:

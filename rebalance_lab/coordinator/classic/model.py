@@ -18,7 +18,7 @@ from rebalance_lab.coordinator.classic.state import GroupState
 from rebalance_lab.protocol.errors import ErrorCode
 
 
-@dataclass
+@dataclass(slots=True)  # slotted: its fields are read many times a request, and it is one object, not two
 class Member:
     member_id: str
     group_instance_id: str | None

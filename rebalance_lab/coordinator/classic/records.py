@@ -11,7 +11,7 @@ raw here; decoding them into partitions is the recorder's job.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 from rebalance_lab.coordinator.records import SCHEMA_VERSION as SCHEMA_VERSION
 from rebalance_lab.coordinator.records import GroupRecord as GroupRecord
@@ -236,8 +236,10 @@ class AssignmentStored(GroupRecord):
         }
 
 
-@dataclass(frozen=True)
-class SnapshotMember:
+class SnapshotMember(NamedTuple):
+    """A NamedTuple, frozen like the records: a snapshot makes one per member (a frozen dataclass set each of its
+    eight fields through object.__setattr__, ~6 us a member in a 10,000-member group's every sync: issue 22)."""
+
     member_id: str
     group_instance_id: str | None
     client_id: str
