@@ -16,8 +16,8 @@ follower's, each follower's SyncGroup (v3) and last the leader's with every memb
 ``codec.decode_request`` (the fast path, else the generic codec), handled by its handler's ``handle`` and every
 answer written by ``codec.encode_response`` when it is resolved, as the shell does. It prints CPU per member of each
 rebalance and the minimum; ``--callgrind`` runs the same under ``valgrind --tool=callgrind`` and prints the
-instructions per member of the rebalances alone (load-independent; the counters are zeroed at their start by a
-``getppid()`` call and dumped at their end by a ``getpgrp()`` call, neither made anywhere else).
+instructions per member of the rebalances alone (load-independent; the counters are zeroed as the first frame is
+sent by a ``getppid()`` call and dumped after the last answer by a ``getpgrp()`` call, neither made anywhere else).
 
 For before/after, run this script from two checkouts in turn (``git worktree add /tmp/before REV``; its
 ``rebalance_lab`` is imported from the checkout the script lives in).
@@ -32,7 +32,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -212,18 +211,25 @@ def _assignments(ids: list[str]) -> list[Any]:
             for i, m in enumerate(ids)]
 
 
-def send_all(wire: Wire, frames: list[bytes]) -> float:
-    """CPU seconds of sending every frame (their answers are kept, checked after the clock stops)."""
+def send_all(wire: Wire, frames: list[bytes], marked: bool = False) -> float:
+    """CPU seconds of sending every frame (their answers are kept, checked after the clock stops); ``marked``: between
+    callgrind's zero (a getppid call) and dump (a getpgrp call) marks, when run under --callgrind."""
+    marked = marked and os.environ.get("CLASSIC_CORE_CALLGRIND") == "1"
+    if marked:
+        os.getppid()
     started = time.process_time()
     for payload in frames:
         wire.send(payload)
-    return time.process_time() - started
+    spent = time.process_time() - started
+    if marked:
+        os.getpgrp()
+    return spent
 
 
 def one_rebalance(wire: Wire, ids: list[str]) -> float:
     """CPU seconds of one full rebalance of a formed group; every answer checked (no error)."""
     joins, syncs = rebalance_frames(wire, ids)
-    spent = send_all(wire, joins + syncs)
+    spent = send_all(wire, joins + syncs, marked=True)
     _expect(wire, joins, 0, "JoinGroup")
     _expect(wire, syncs, 0, "SyncGroup")
     return spent
@@ -241,23 +247,12 @@ def _form(wire: Wire, ids: list[str]) -> None:
     _expect(wire, syncs, 0, "SyncGroup")
 
 
-def _marked(work: Callable[[], float]) -> float:
-    """``work`` between callgrind's zero (getppid) and dump (getpgrp) marks when run under --callgrind."""
-    marked = os.environ.get("CLASSIC_CORE_CALLGRIND") == "1"
-    if marked:
-        os.getppid()
-    spent = work()
-    if marked:
-        os.getpgrp()
-    return spent
-
-
 def rebalances(members: int, count: int) -> None:
     wire, ids = wire_group(members)
     print(f"checkout {Path(__file__).resolve().parents[1]}  members {members}  load {os.getloadavg()[0]:.1f}")
     spent = []
     for n in range(1, count + 1):
-        seconds = _marked(lambda: one_rebalance(wire, ids))
+        seconds = one_rebalance(wire, ids)
         spent.append(seconds)
         print(f"rebalance {n}: {seconds:.3f} s CPU, {seconds * 1e6 / members:.1f} us CPU/member  "
               f"load {os.getloadavg()[0]:.1f}")
