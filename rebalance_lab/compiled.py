@@ -1,8 +1,8 @@
-"""The replay's what-if compiled to C by mypyc (issue 20 performance), optional and never stale.
+"""The replay's what-if, partition moves and log parsers compiled to C by mypyc (issue 20), optional and never stale.
 
-The what-if and the assignor ports it runs are pure Python run for every round of every group; mypyc
-compiles them from their own type annotations to C extensions that do the same work in a fraction
-of the CPU. The package never needs them: ``python -m rebalance_lab.compiled build`` (run by
+The what-if and the assignor ports it runs are pure Python run for every round of every group, the broker-log
+and dump-log parsers for every line; mypyc compiles them from their own type annotations to C extensions that do
+the same work in a fraction of the CPU. The package never needs them: ``python -m rebalance_lab.compiled build`` (run by
 ``./dev``'s install) writes them to ``.native/`` beside the package, with a manifest holding the
 SHA-256 of every source file they were built from, and :func:`activate` (run when the packages that
 hold them import this module, before their first submodule) puts a finder first on ``sys.meta_path``
@@ -37,13 +37,18 @@ TARGET = PACKAGE_DIR.parent / ".native"
 MANIFEST = "manifest.json"
 ENV = "REBALANCE_LAB_COMPILED"
 
-#: The modules compiled: the what-if and the assignor ports it runs (issue 20; benchmarks/replay_cpu_split.py).
-#: ``assignors.common`` stays Python: its AssignorError subclasses RuntimeError, which mypyc cannot compile. The
-#: fold's modules (timeline, moves, model) are not compiled: compiled, a replay without a what-if took more CPU.
+#: The modules compiled: the what-if and the assignor ports it runs, the partition moves, episodes and counts, and
+#: the broker-log and dump-log parsers (issue 20; benchmarks/replay_cpu_split.py). ``assignors.common`` and
+#: ``sources.dump_log_values`` stay Python: their exceptions subclass RuntimeError / ValueError, which mypyc cannot
+#: compile; ``sources.dump_log_fast`` too (msgspec Structs). ``model`` stays Python so that the split benchmark's
+#: wrappers see its calls into the fold, the moves and the what-if (a compiled caller calls them natively).
 MODULES = tuple(f"rebalance_lab.clients.assignors.{name}" for name in (
     "abstract_sticky", "cooperative_sticky", "java_hashmap", "partition_movements", "range", "roundrobin",
     "sticky", "sticky_constrained", "sticky_general", "sticky_racks", "sticky_user_data", "types",
-)) + tuple(f"rebalance_lab.replay.{name}" for name in ("static", "userdata", "whatif"))
+)) + tuple(f"rebalance_lab.replay.{name}" for name in (
+    "static", "userdata", "whatif", "moves", "episodes", "counts", "sources.broker_log", "sources._broker_builders",
+    "sources._broker_lines", "sources._log4j", "sources.dump_log",
+))
 
 #: Source trees whose every file is hashed: the compiled modules trust the types of what they import from these.
 HASHED = ("clients/assignors", "replay", "protocol")
