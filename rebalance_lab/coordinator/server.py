@@ -80,6 +80,10 @@ _AT_ONCE: dict[bytes, tuple[int, Callable[[bytes], tuple[int, str, Any] | None]]
     struct.pack(">h", classic_group_codec.SYNC_KEY): (classic_group_codec.SYNC_KEY,
                                                       classic_group_codec.decode_sync_request),
 }
+# Of those, the ones handled on the loop's next turn, as the connection's task would have (woken by their bytes):
+# when a JoinGroup runs relative to the shell's timer turn is what the join race models (coordinator/join_race.py,
+# fitted on the task path), and a callback is a few microseconds where a task's wake-up was ~100.
+_NEXT_TURN = frozenset({classic_group_codec.JOIN_KEY, classic_group_codec.SYNC_KEY})
 
 WorldHook = Callable[[World], None]
 RequestObserver = Callable[[int, int, str], None]  # (api_key, api_version, client_id)
@@ -468,10 +472,14 @@ class EmulatorServer:
             stop = pos + 4 + size
             if not 0 <= size <= frames.max_bytes or stop > end:
                 break
-            try:
-                answer = self._answer_now(cid, node, host, session, fast, data[pos + 4:stop])
-            except ConnectionClosed as exc:
-                answer = _raising(exc)
+            admitted = self._admit(cid, node, host, session, fast, data[pos + 4:stop])
+            if admitted is None:
+                break
+            if fast[0] in _NEXT_TURN:
+                pos = stop
+                self._defer(cid, out, reader, admitted)
+                break
+            answer = self._answer(*admitted)
             if answer is None:
                 break
             pos = stop
@@ -491,12 +499,11 @@ class EmulatorServer:
                 self._arm_soon()
         return pos
 
-    def _answer_now(self, cid: int, node: BrokerNode, host: str, session: ConnectionSecurity,
-                    fast: tuple[int, Callable[[bytes], tuple[int, str, Any] | None]],
-                    payload: bytes) -> bytes | _Waiting | Awaitable[bytes | None] | None:
-        """A fast-path request's answer; its parked reply (_Waiting) or an awaitable of it if its handler must
-        wait; or None to leave it to the task (_process; its checks made here in the same order, so a request left
-        to it gets its verdict)."""
+    def _admit(self, cid: int, node: BrokerNode, host: str, session: ConnectionSecurity,
+               fast: tuple[int, Callable[[bytes], tuple[int, str, Any] | None]],
+               payload: bytes) -> tuple[HandlerSpec, RequestContext, Any] | None:
+        """A fast-path request read and checked, ready for its handler; or None to leave it to the task (_process;
+        its checks made here in the same order, so a request left to it gets its verdict)."""
         api_key, decode = fast
         decoded = decode(payload)
         if decoded is None or not node.up:
@@ -508,8 +515,18 @@ class EmulatorServer:
             return None
         if self._request_observers:
             self._observe(api_key, body.version, client_id)
-        ctx = self._context(api_key, body.version, correlation_id, client_id, host, cid, node, session)
-        result = self._handle(spec, ctx, body)
+        return spec, self._context(api_key, body.version, correlation_id, client_id, host, cid, node, session), body
+
+    def _answer(self, spec: HandlerSpec, ctx: RequestContext,
+                body: Any) -> bytes | _Waiting | Awaitable[bytes | None] | None:
+        """An admitted request's answer; its parked reply (_Waiting) or an awaitable of it if its handler must
+        wait (steps, a long poll, an answer for the codec thread, a verdict that closes the connection after the
+        answers before it); None if it has none."""
+        correlation_id = ctx.correlation_id
+        try:
+            result = self._handle(spec, ctx, body)
+        except ConnectionClosed as exc:
+            return _raising(exc)
         if isinstance(result, Parked):
             if not result.done:
                 return _Waiting(result, ctx.correlation_id)
@@ -525,6 +542,37 @@ class EmulatorServer:
     async def _encode_later(self, spec: HandlerSpec, ctx: RequestContext, request: Any, result: Any) -> bytes | None:
         body = await self._settle(spec, ctx, request, result)
         return None if body is None else await self._encode(body, ctx.correlation_id, request, big=False)
+
+    def _defer(self, cid: int, out: Output, reader: ArrivingReader,
+               admitted: tuple[HandlerSpec, RequestContext, Any]) -> None:
+        """Handle an admitted JoinGroup or SyncGroup on the loop's next turn (_NEXT_TURN); until it is answered the
+        connection is in flight and reads nothing after it, as if it were parked."""
+        assert self._loop is not None
+        reader.parked = True
+        self._idle.begin(cid)
+        self._loop.call_soon(self._answer_deferred, cid, out, reader, admitted)
+
+    def _answer_deferred(self, cid: int, out: Output, reader: ArrivingReader,
+                         admitted: tuple[HandlerSpec, RequestContext, Any]) -> None:
+        if cid not in self._connections:
+            return  # closed meanwhile (its task cancelled): as a request the task never took
+        try:
+            answer = self._answer(*admitted)
+        except Exception:  # a bug, not a verdict: logged, and the connection closed rather than left waiting
+            log.exception("answering a request taken at arrival failed; closing connection %d", cid)
+            self.close_connections(lambda other: other == cid)
+            return
+        if isinstance(answer, _Waiting):
+            self._park(cid, out, reader, answer)
+            return
+        self._idle.end(cid)
+        if isinstance(answer, bytes):
+            out.hold(answer)
+            out.flush()
+            reader.unpark()
+        else:
+            reader.unpark(answer)  # an awaitable the task takes before anything after it (or None: no answer)
+        self._arm_timer()  # as the task path before its next read: the timers this request set, armed at once
 
     def _park(self, cid: int, out: Output, reader: ArrivingReader, waiting: _Waiting) -> None:
         """A request taken at arrival waits for its group: the callback that resolves it writes its answer.

@@ -292,3 +292,31 @@ async def test_a_leaders_big_parked_answer_is_encoded_in_the_codec_thread_and_ke
     assert _correlation(await first.read_frame()) == 81
     await first.close()
     await second.close()
+
+
+async def test_a_join_taken_at_arrival_is_handled_after_the_callbacks_already_queued_as_the_task_was(
+    server: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The join race's fitted timing (coordinator/join_race.py) counts a JoinGroup as handled on the loop turn after
+    its bytes arrive (when the woken task ran), not inside the callback that received them."""
+    conn = await _connect(server)
+    member_id, _ = await _member(conn)
+    order: list[str] = []
+    loop = asyncio.get_running_loop()
+    spec = server._handlers[JOIN]
+    handle = spec.handle
+
+    def observed(api_key: int, _version: int, _client: str) -> None:
+        if api_key == JOIN:
+            loop.call_soon(order.append, "a callback queued when its bytes arrived")
+
+    def handled(ctx: Any, request: Any) -> Any:
+        order.append("the join handled")
+        return handle(ctx, request)
+
+    server.add_request_observer(observed)
+    monkeypatch.setattr(spec, "_handle", handled)  # the loaded handler (HandlerSpec.handle reads it)
+    await conn.send_raw(_join(member_id, 90))
+    assert _correlation(await conn.read_frame()) == 90
+    assert order == ["a callback queued when its bytes arrived", "the join handled"]
+    await conn.close()
