@@ -268,37 +268,121 @@ def _sync_compact(data: bytes, pos: int, version: int) -> SyncGroupRequest | Non
 
 
 # -- writing -----------------------------------------------------------------------------------------------------
+# Each encoder writes one version form (classic or compact) field after field into a list joined once. A string is
+# written from a cache of its length-prefixed bytes: an answer's strings repeat (the protocol names and the leader in
+# every answer of a generation, each member's id in its own answer and in the leader's list), and a field written
+# through a general helper per string was most of an answer's cost (issue 22). Any value the form cannot carry (a null
+# where it has none, a string over the int16 length, a wrong type) raises, and the answer is left to the generic codec.
 
-_TEXT: dict[str, bytes] = {}  # the few strings every answer of a generation repeats (protocol names, the leader)
+_CLASSIC_TEXT: dict[str, bytes] = {}  # a string -> int16 length and UTF-8
+_COMPACT_TEXT: dict[str, bytes] = {}  # a string -> varint(length + 1) and UTF-8
+_MAX_TEXT = 65_536  # strings kept per form (beyond it the rest are written each time)
+_NULL_COMPACT = b"\x00"
+_I16I32 = struct.Struct(">hi")  # error code, generation id
+_I32I16I32 = struct.Struct(">ihi")  # throttle time, error code, generation id
+_I32I16 = struct.Struct(">ih")  # throttle time, error code
 
 
-def _utf8(value: str) -> bytes:
-    raw = _TEXT.get(value)
+def _classic(value: str) -> bytes:
+    raw = _CLASSIC_TEXT.get(value)
     if raw is None:
-        raw = value.encode("utf-8")
-        if len(_TEXT) < 4096:
-            _TEXT[value] = raw
+        data = value.encode("utf-8")  # None (a null where the field has none) raises AttributeError
+        raw = _I16.pack(len(data)) + data
+        if len(_CLASSIC_TEXT) < _MAX_TEXT:
+            _CLASSIC_TEXT[value] = raw
     return raw
 
 
-def _string(parts: list[bytes], value: str | None, flexible: bool, nullable: bool) -> None:
-    if value is None:
-        if not nullable:
-            raise Unusual("null in a non-nullable string")
-        parts.append(b"\x00" if flexible else _NULL_STRING)
-        return
-    raw = _utf8(value)
-    parts.append(uvarint(len(raw) + 1) if flexible else _I16.pack(len(raw)))
-    parts.append(raw)
+def _classic_nullable(value: str | None) -> bytes:
+    return _NULL_STRING if value is None else _classic(value)
 
 
-def _bytes(parts: list[bytes], value: bytes, flexible: bool) -> None:
-    parts.append(uvarint(len(value) + 1) if flexible else _I32.pack(len(value)))
-    parts.append(value)
+def _compact(value: str) -> bytes:
+    raw = _COMPACT_TEXT.get(value)
+    if raw is None:
+        data = value.encode("utf-8")
+        raw = uvarint(len(data) + 1) + data
+        if len(_COMPACT_TEXT) < _MAX_TEXT:
+            _COMPACT_TEXT[value] = raw
+    return raw
 
 
-def _array_length(parts: list[bytes], size: int, flexible: bool) -> None:
-    parts.append(uvarint(size + 1) if flexible else _I32.pack(size))
+def _compact_nullable(value: str | None) -> bytes:
+    return _NULL_COMPACT if value is None else _compact(value)
+
+
+_ENCODE_ERRORS = (Unusual, struct.error, TypeError, AttributeError)
+
+
+def encode_join_response(response: JoinGroupResponse, correlation_id: int) -> bytes | None:
+    """The framed answer (size, header, body) as the generic codec writes it, or None to leave it to that codec."""
+    try:
+        if response.version >= JOIN_FLEXIBLE:
+            return _join_compact_answer(response, correlation_id)
+        return _join_classic_answer(response, correlation_id)
+    except _ENCODE_ERRORS:
+        return None
+
+
+def _join_classic_answer(response: JoinGroupResponse, correlation_id: int) -> bytes:
+    """v0-5: no protocol type, a non-nullable protocol name, instance ids from v5."""
+    version = response.version
+    if version >= 2:
+        parts = [_I32I16I32.pack(response.throttle_time_ms, response.error_code, response.generation_id)]
+    else:
+        parts = [_I16I32.pack(response.error_code, response.generation_id)]
+    members = response.members
+    parts += (_classic(response.protocol_name), _classic(response.leader),  # type: ignore[arg-type]
+              _classic(response.member_id), _I32.pack(len(members)))
+    if version >= 5:
+        for member in members:
+            metadata = member.metadata
+            parts += (_classic(member.member_id), _classic_nullable(member.group_instance_id),
+                      _I32.pack(len(metadata)), metadata)
+    else:
+        for member in members:
+            metadata = member.metadata
+            parts += (_classic(member.member_id), _I32.pack(len(metadata)), metadata)
+    return _framed(parts, correlation_id, False)
+
+
+def _join_compact_answer(response: JoinGroupResponse, correlation_id: int) -> bytes:
+    """v6-9: compact forms and tagged fields; the protocol type and a null protocol name from v7, SkipAssignment
+    from v9."""
+    version = response.version
+    parts = [_I32I16I32.pack(response.throttle_time_ms, response.error_code, response.generation_id)]
+    if version >= 7:
+        parts += (_compact_nullable(response.protocol_type), _compact_nullable(response.protocol_name))
+    else:
+        parts.append(_compact(response.protocol_name))  # type: ignore[arg-type]
+    parts.append(_compact(response.leader))
+    if version >= 9:
+        parts.append(b"\x01" if response.skip_assignment else b"\x00")
+    members = response.members
+    parts += (_compact(response.member_id), uvarint(len(members) + 1))
+    for member in members:
+        metadata = member.metadata
+        parts += (_compact(member.member_id), _compact_nullable(member.group_instance_id),
+                  uvarint(len(metadata) + 1), metadata, b"\x00")
+    return _framed(parts, correlation_id, True)
+
+
+def encode_sync_response(response: SyncGroupResponse, correlation_id: int) -> bytes | None:
+    """The framed answer as the generic codec writes it, or None to leave it to that codec."""
+    version = response.version
+    assignment = response.assignment
+    try:
+        if version < SYNC_FLEXIBLE:
+            parts = [_I32I16.pack(response.throttle_time_ms, response.error_code) if version >= 1
+                     else _I16.pack(response.error_code), _I32.pack(len(assignment)), assignment]
+            return _framed(parts, correlation_id, False)
+        parts = [_I32I16.pack(response.throttle_time_ms, response.error_code)]
+        if version >= 5:
+            parts += (_compact_nullable(response.protocol_type), _compact_nullable(response.protocol_name))
+        parts += (uvarint(len(assignment) + 1), assignment)
+        return _framed(parts, correlation_id, True)
+    except _ENCODE_ERRORS:
+        return None
 
 
 def _framed(parts: list[bytes], correlation_id: int, flexible: bool) -> bytes:
@@ -307,56 +391,3 @@ def _framed(parts: list[bytes], correlation_id: int, flexible: bool) -> bytes:
     size = 4 + flexible + sum(map(len, parts))  # correlation id, response header v1's tags, body
     head = _HEADER.pack(size, correlation_id)
     return b"".join((head, b"\x00", *parts) if flexible else (head, *parts))
-
-
-def encode_join_response(response: JoinGroupResponse, correlation_id: int) -> bytes | None:
-    """The framed answer (size, header, body) as the generic codec writes it, or None to leave it to that codec."""
-    version = response.version
-    flexible = version >= JOIN_FLEXIBLE
-    parts: list[bytes] = []
-    try:
-        if version >= 2:
-            parts.append(_I32.pack(response.throttle_time_ms))
-        parts.append(_I16.pack(response.error_code))
-        parts.append(_I32.pack(response.generation_id))
-        if version >= 7:
-            _string(parts, response.protocol_type, flexible, True)
-        _string(parts, response.protocol_name, flexible, version >= 7)
-        _string(parts, response.leader, flexible, False)
-        if version >= 9:
-            parts.append(b"\x01" if response.skip_assignment else b"\x00")
-        _string(parts, response.member_id, flexible, False)
-        _members(parts, response.members, version, flexible)
-    except (Unusual, struct.error, TypeError, AttributeError):
-        return None
-    return _framed(parts, correlation_id, flexible)
-
-
-def _members(parts: list[bytes], members: Sequence[Any], version: int, flexible: bool) -> None:
-    _array_length(parts, len(members), flexible)
-    with_instance = version >= 5
-    for member in members:
-        _string(parts, member.member_id, flexible, False)
-        if with_instance:
-            _string(parts, member.group_instance_id, flexible, True)
-        _bytes(parts, member.metadata, flexible)
-        if flexible:
-            parts.append(b"\x00")
-
-
-def encode_sync_response(response: SyncGroupResponse, correlation_id: int) -> bytes | None:
-    """The framed answer as the generic codec writes it, or None to leave it to that codec."""
-    version = response.version
-    flexible = version >= SYNC_FLEXIBLE
-    parts: list[bytes] = []
-    try:
-        if version >= 1:
-            parts.append(_I32.pack(response.throttle_time_ms))
-        parts.append(_I16.pack(response.error_code))
-        if version >= 5:
-            _string(parts, response.protocol_type, flexible, True)
-            _string(parts, response.protocol_name, flexible, True)
-        _bytes(parts, response.assignment, flexible)
-    except (Unusual, struct.error, TypeError):
-        return None
-    return _framed(parts, correlation_id, flexible)

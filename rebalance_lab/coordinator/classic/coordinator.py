@@ -88,14 +88,14 @@ class GroupCoordinator:
     # -- group APIs --------------------------------------------------------------------
 
     def join_group(self, now_ms: int, inp: JoinGroupInput, token: Hashable) -> Effects:
-        if (busy := self._loading_reply('join', inp, token)) is not None:
+        if self._loading and (busy := self._loading_reply('join', inp, token)) is not None:
             return busy
         fx = Effects()
         join.join_group(self._core, fx, now_ms, inp, token)
         return fx
 
     def sync_group(self, now_ms: int, inp: SyncGroupInput, token: Hashable) -> Effects:
-        if (busy := self._loading_reply('sync', inp, token)) is not None:
+        if self._loading and (busy := self._loading_reply('sync', inp, token)) is not None:
             return busy
         fx = Effects()
         sync.sync_group(self._core, fx, now_ms, inp, token)

@@ -13,6 +13,7 @@ from rebalance_lab.coordinator.classic.context import (
     MemberTimeout,
     PendingSync,
     RebalanceTimeout,
+    TimerKind,
     heartbeat_key,
     join_key,
     sync_key,
@@ -39,7 +40,8 @@ _MEMBER_TIMEOUT = MemberTimeout()  # immutable and alike: one for every heartbea
 
 def schedule_heartbeat(core: Core, group: Group, member_id: str, now_ms: int, timeout_ms: int) -> None:
     """Arm (or re-arm: one timer per member) a member's heartbeat/session timer."""
-    core.timers.schedule(heartbeat_key(group.group_id, member_id), now_ms + timeout_ms, _MEMBER_TIMEOUT)
+    # heartbeat_key's tuple, made here: a member's timer is set twice a rebalance (issue 22)
+    core.timers.schedule((TimerKind.HEARTBEAT, group.group_id, member_id), now_ms + timeout_ms, _MEMBER_TIMEOUT)
 
 
 def cancel_heartbeat(core: Core, group: Group, member_id: str) -> None:
