@@ -18,9 +18,12 @@ code they bracketed was taken out (the what-if's regrouping of each member's lis
 
 It answers how far a stage can take the replay: a stage of share s made free leaves ``1 - s``. With
 ``--compare PATH`` each run alternates between this checkout and the one at PATH (a ``git worktree``
-of the commit before a change), so a burst of load hits both (``REBALANCE_LAB_COMPILED=0`` measures the
-pure Python what-if where a compiled build exists, :mod:`rebalance_lab.compiled`); figures from a shared machine are
-noisy: the load average is printed beside them.
+of the commit before a change), so a burst of load hits both; figures from a shared machine are noisy: the load
+average is printed beside them.
+
+The compiled build (:mod:`rebalance_lab.compiled`) compiles the model with its steps, which then call each other
+natively, past the wrappers: the split is of the pure Python (the children run with ``REBALANCE_LAB_COMPILED=0``);
+``--compiled`` runs the build instead and prints the parse and the replay as wholes.
 """
 
 from __future__ import annotations
@@ -91,6 +94,8 @@ def measure(files: list[str], whatif: str) -> dict[str, Any]:
         started = time.process_time()
         _, errors = local.replay_all(groups, topics, (whatif,), None)
         replay_s = time.process_time() - started
+    if not model.__file__.endswith(".py"):  # compiled: the model's calls into its steps were not wrapped
+        spent.clear()
     stages: dict[str, float] = {"assignor": spent["assignor"], "subscriptions": spent["subscriptions"],
               "what-if rest": spent["what-if"] - spent["assignor"] - spent["subscriptions"],
               "fold": spent["fold"], "partition moves": spent["partition moves"]}
@@ -98,7 +103,7 @@ def measure(files: list[str], whatif: str) -> dict[str, Any]:
     import rebalance_lab
     from rebalance_lab import compiled
 
-    return {"package": f"{Path(rebalance_lab.__file__).parent}, what-if {compiled.status()}", "parse": parse_s,
+    return {"package": f"{Path(rebalance_lab.__file__).parent}, compiled modules {compiled.status()}", "parse": parse_s,
             "replay": replay_s, "stages": stages, "events": len(parsed), "groups": len(groups), "errors": len(errors)}
 
 
@@ -108,9 +113,11 @@ def _child(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_in(checkout: Path, files_list: Path, whatif: str) -> dict[str, Any]:
+def _run_in(checkout: Path, files_list: Path, whatif: str, compiled: bool) -> dict[str, Any]:
     """:func:`measure` in a fresh interpreter importing ``rebalance_lab`` from ``checkout``."""
     env = {**os.environ, "PYTHONPATH": str(checkout)}
+    if not compiled:
+        env["REBALANCE_LAB_COMPILED"] = "0"
     result = subprocess.run([sys.executable, __file__, "--child", "--files", str(files_list), "--whatif", whatif],
                             capture_output=True, text=True, env=env, cwd=checkout, check=False)
     if result.returncode != 0:
@@ -128,6 +135,8 @@ def _print_run(label: str, run: dict[str, Any]) -> None:
     print(f"{label}: parse {run['parse']:.2f} CPU-s ({run['parse'] / events * 1e6:.0f} us/event), replay "
           f"{replay:.2f} CPU-s ({replay / events * 1e6:.0f} us/event), {run['groups']:,} groups, "
           f"{run['errors']} failed ({_load()}; {run['package']})")
+    if run["stages"]["model"] == replay:
+        return  # compiled: not timed apart
     for stage in STAGES:
         seconds = run["stages"][stage]
         print(f"    {stage:<16} {seconds:7.2f} CPU-s  {seconds / replay * 100:5.1f}%  "
@@ -139,6 +148,8 @@ def _summary(label: str, runs: list[dict[str, Any]]) -> None:
     parse = [r["parse"] for r in runs]
     print(f"{label}: replay median {statistics.median(replay):.2f} CPU-s (min {min(replay):.2f}, max "
           f"{max(replay):.2f}), parse median {statistics.median(parse):.2f} CPU-s over {len(runs)} runs")
+    if all(r["stages"]["model"] == r["replay"] for r in runs):
+        return
     for stage in STAGES:
         share = statistics.median(r["stages"][stage] / r["replay"] for r in runs)
         print(f"    {stage:<16} median share {share * 100:5.1f}%: made free, the replay would need "
@@ -153,6 +164,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--whatif", default="cooperative-sticky", help="the what-if (default: %(default)s)")
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--compare", type=Path, default=None, help="another checkout, measured alternately")
+    parser.add_argument("--compiled", action="store_true",
+                        help="run the compiled build where fresh (the replay as a whole: no split)")
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--files", default=None, help=argparse.SUPPRESS)
@@ -173,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in checkouts}
     for number in range(1, args.runs + 1):
         for label, checkout in checkouts:
-            run = _run_in(checkout, files_list, args.whatif)
+            run = _run_in(checkout, files_list, args.whatif, args.compiled)
             results[label].append(run)
             _print_run(f"run {number} {label}", run)
     for label, runs in results.items():
