@@ -7,7 +7,8 @@ call (STYLE.md principle 1). This module only
 * serves one request per connection at a time, as Kafka's network layer mutes a
   channel until its response is sent (principle 5: clients pipeline and rely on
   order), yields to the other connections between two requests, and stops
-  reading a connection whose unsent answers pile up (connection.py);
+  reading a connection whose unsent answers pile up (connection.py); the
+  requests a group sends most are taken as their bytes arrive (arrival.py);
 * keeps the loop free: frames over 256 KiB are decoded, and big answers encoded,
   in one worker thread, and handlers whose work grows with the request answer
   in steps (handlers.base.Stepped);
@@ -27,17 +28,17 @@ import logging
 import socket
 import struct
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator import group_service, offsets_service
 from rebalance_lab.coordinator.answer_sizes import is_large, release
+from rebalance_lab.coordinator.arrival import ArrivalPath, ConnectionClosed
 from rebalance_lab.coordinator.clock import Clock
 from rebalance_lab.coordinator.cluster import BrokerInfo
 from rebalance_lab.coordinator.connection import (
-    TURN_S,
     ArrivingReader,
     CollectorHold,
     FreezeOnGrowth,
@@ -51,7 +52,7 @@ from rebalance_lab.coordinator.handlers.api_versions import unsupported_version_
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext, Stepped
 from rebalance_lab.coordinator.handlers.errors_response import error_response
 from rebalance_lab.coordinator.world import BrokerNode, World
-from rebalance_lab.protocol import classic_group_codec, classic_heartbeat_codec, codec, heartbeat_codec
+from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError, MalformedRequest
 from rebalance_lab.protocol.versions import VersionTable
 from rebalance_lab.security import additional
@@ -66,35 +67,9 @@ log = logging.getLogger("rebalance_lab.server")
 _READ_SIZE = 64 * 1024
 _OFFLOAD_BYTES = 256 * 1024  # a frame this big is decoded in the codec thread, and its answer encoded there
 _STEP_BUDGET_S = 0.005  # a Stepped handler runs this long, then lets the other connections in
-# Requests taken as their bytes arrive when they can be (ArrivingReader): the heartbeats, whose handlers answer at
-# once, and the classic JoinGroup and SyncGroup, whose answers wait for the group (a parked answer is written by
-# the callback that resolves it: no task is woken, issue 22). Their fast-path codecs read them (a frame over
-# classic_group_codec.MAX_FAST_BYTES is left to the task). Keyed by the api key's bytes: the fast-path decoder,
-# read straight to (correlation id, client id, body) (no DecodedRequest).
-_AT_ONCE: dict[bytes, tuple[int, Callable[[bytes], tuple[int, str, Any] | None]]] = {
-    struct.pack(">h", classic_heartbeat_codec.API_KEY): (classic_heartbeat_codec.API_KEY,
-                                                         classic_heartbeat_codec.decode_request),
-    struct.pack(">h", heartbeat_codec.API_KEY): (heartbeat_codec.API_KEY, heartbeat_codec.decode_request),
-    struct.pack(">h", classic_group_codec.JOIN_KEY): (classic_group_codec.JOIN_KEY,
-                                                      classic_group_codec.decode_join_request),
-    struct.pack(">h", classic_group_codec.SYNC_KEY): (classic_group_codec.SYNC_KEY,
-                                                      classic_group_codec.decode_sync_request),
-}
-# Of those, the ones handled on the loop's next turn, as the connection's task would have (woken by their bytes):
-# when a JoinGroup runs relative to the shell's timer turn is what the join race models (coordinator/join_race.py,
-# fitted on the task path), and a callback is a few microseconds where a task's wake-up was ~100.
-_NEXT_TURN = frozenset({classic_group_codec.JOIN_KEY, classic_group_codec.SYNC_KEY})
 
 WorldHook = Callable[[World], None]
 RequestObserver = Callable[[int, int, str], None]  # (api_key, api_version, client_id)
-
-
-class ConnectionClosed(Exception):
-    """The server decided to close a connection (the reason is logged), after writing ``farewell`` if any."""
-
-    def __init__(self, reason: str, farewell: bytes | None = None) -> None:
-        super().__init__(reason)
-        self.farewell = farewell
 
 
 def _authentication_answer(step: Step) -> bytes | None:
@@ -117,7 +92,7 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-class EmulatorServer:
+class EmulatorServer(ArrivalPath):
     """One process serving N emulated brokers. Use ``async with`` or start()/stop()."""
 
     def __init__(
@@ -452,163 +427,6 @@ class EmulatorServer:
             frames.feed(chunk)  # what arrived after that request: taken next, in order
         return None
 
-    def _answer_arriving(self, cid: int, node: BrokerNode, host: str, out: Output, frames: FrameBuffer,
-                         reader: ArrivingReader, data: bytes) -> int:
-        """Answer the requests at the start of ``data`` that need no waiting, in one write; bytes used.
-
-        Only while the connection's task waits with nothing half-received (ArrivingReader.idle), so the order
-        of its requests holds; at most one turn's time slice (fairness), and not while its peer leaves answers
-        unread or a fault controller may change any answer. A frame it does not take (another API, a damaged
-        or unusual heartbeat, a size out of bounds) and everything after it are left to the task.
-        """
-        session = self._sessions.get(cid)
-        world = self._world
-        if session is None or world is None or session.authenticating or "faults" in world.services \
-                or out.backlogged():
-            return 0
-        started, pos, end = time.perf_counter(), 0, len(data)
-        while end - pos > 6 and (fast := _AT_ONCE.get(data[pos + 4:pos + 6])) is not None:
-            (size,) = _INT32.unpack_from(data, pos)
-            stop = pos + 4 + size
-            if not 0 <= size <= frames.max_bytes or stop > end:
-                break
-            admitted = self._admit(cid, node, host, session, fast, data[pos + 4:stop])
-            if admitted is None:
-                break
-            if fast[0] in _NEXT_TURN:
-                pos = stop
-                self._defer(cid, out, reader, admitted)
-                break
-            answer = self._answer(*admitted)
-            if answer is None:
-                break
-            pos = stop
-            if isinstance(answer, _Waiting):
-                self._park(cid, out, reader, answer)
-                break
-            if not isinstance(answer, bytes):
-                reader.handoff = answer
-                break
-            out.hold(answer)
-            if time.perf_counter() - started >= TURN_S:
-                break
-        if pos:
-            self._idle.touch(cid)
-            out.flush()
-            if not reader.parked:  # a request that parked armed the timer itself, after the answers before it
-                self._arm_soon()
-        return pos
-
-    def _admit(self, cid: int, node: BrokerNode, host: str, session: ConnectionSecurity,
-               fast: tuple[int, Callable[[bytes], tuple[int, str, Any] | None]],
-               payload: bytes) -> tuple[HandlerSpec, RequestContext, Any] | None:
-        """A fast-path request read and checked, ready for its handler; or None to leave it to the task (_process;
-        its checks made here in the same order, so a request left to it gets its verdict)."""
-        api_key, decode = fast
-        decoded = decode(payload)
-        if decoded is None or not node.up:
-            return None
-        correlation_id, client_id, body = decoded
-        world = self.world
-        spec = self._handlers.get(api_key)
-        if spec is None or not world.versions.supports(api_key, body.version):
-            return None
-        if self._request_observers:
-            self._observe(api_key, body.version, client_id)
-        return spec, self._context(api_key, body.version, correlation_id, client_id, host, cid, node, session), body
-
-    def _answer(self, spec: HandlerSpec, ctx: RequestContext,
-                body: Any) -> bytes | _Waiting | Awaitable[bytes | None] | None:
-        """An admitted request's answer; its parked reply (_Waiting) or an awaitable of it if its handler must
-        wait (steps, a long poll, an answer for the codec thread, a verdict that closes the connection after the
-        answers before it); None if it has none."""
-        correlation_id = ctx.correlation_id
-        try:
-            result = self._handle(spec, ctx, body)
-        except ConnectionClosed as exc:
-            return _raising(exc)
-        if isinstance(result, Parked):
-            if not result.done:
-                return _Waiting(result, ctx.correlation_id)
-            result = result.value
-        elif isinstance(result, Stepped) or inspect.isawaitable(result):
-            return self._encode_later(spec, ctx, body, result)
-        if result is None:
-            return None
-        if is_large(result):  # a leader's member list of thousands: encoded in the codec thread, as the task does
-            return self._encode(result, correlation_id, body, big=False)
-        return codec.encode_response(result, correlation_id)
-
-    async def _encode_later(self, spec: HandlerSpec, ctx: RequestContext, request: Any, result: Any) -> bytes | None:
-        body = await self._settle(spec, ctx, request, result)
-        return None if body is None else await self._encode(body, ctx.correlation_id, request, big=False)
-
-    def _defer(self, cid: int, out: Output, reader: ArrivingReader,
-               admitted: tuple[HandlerSpec, RequestContext, Any]) -> None:
-        """Handle an admitted JoinGroup or SyncGroup on the loop's next turn (_NEXT_TURN); until it is answered the
-        connection is in flight and reads nothing after it, as if it were parked."""
-        assert self._loop is not None
-        reader.parked = True
-        self._idle.begin(cid)
-        self._loop.call_soon(self._answer_deferred, cid, out, reader, admitted)
-
-    def _answer_deferred(self, cid: int, out: Output, reader: ArrivingReader,
-                         admitted: tuple[HandlerSpec, RequestContext, Any]) -> None:
-        if cid not in self._connections:
-            return  # closed meanwhile (its task cancelled): as a request the task never took
-        try:
-            answer = self._answer(*admitted)
-        except Exception:  # a bug, not a verdict: logged, and the connection closed rather than left waiting
-            log.exception("answering a request taken at arrival failed; closing connection %d", cid)
-            self.close_connections(lambda other: other == cid)
-            return
-        if isinstance(answer, _Waiting):
-            self._park(cid, out, reader, answer)
-            return
-        self._idle.end(cid)
-        if isinstance(answer, bytes):
-            out.hold(answer)
-            out.flush()
-            reader.unpark()
-        else:
-            reader.unpark(answer)  # an awaitable the task takes before anything after it (or None: no answer)
-        self._arm_timer()  # as the task path before its next read: the timers this request set, armed at once
-
-    def _park(self, cid: int, out: Output, reader: ArrivingReader, waiting: _Waiting) -> None:
-        """A request taken at arrival waits for its group: the callback that resolves it writes its answer.
-
-        Instead of a future that wakes the connection's task (and resumes its coroutines) per parked JoinGroup
-        or SyncGroup, ~half of a rebalance's server CPU per member (issue 22). The connection stays as the task
-        path leaves it: in flight, hence not idle, and read no further until the answer is written (the reader
-        keeps what arrives meanwhile, connection.py).
-        """
-        reader.parked = True
-        self._idle.begin(cid)
-
-        def resolved(body: Any) -> None:
-            self._write_parked(cid, out, reader, body, waiting.correlation_id)
-
-        waiting.parked.on_resolve = resolved
-        self._arm_timer()  # the request that parked may have set timers: armed before others run (_await_parked)
-
-    def _write_parked(self, cid: int, out: Output, reader: ArrivingReader, body: Any, correlation_id: int) -> None:
-        """Write a parked request's answer from the resolving callback, then let its connection carry on."""
-        if cid not in self._connections:
-            return  # closed (or the server stopped) while it waited: nothing to write, no one to wake
-        self._idle.end(cid)
-        if is_large(body):  # the leader's member list of thousands: the task encodes it in the codec thread
-            reader.unpark(self._encode(body, correlation_id, None, big=False))
-            return
-        try:
-            response = codec.encode_response(body, correlation_id)
-        except Exception:  # never into the code that resolved it (another connection's request, a timer)
-            log.exception("encoding a parked answer failed; closing connection %d", cid)
-            self.close_connections(lambda other: other == cid)
-            return
-        out.hold(response)
-        out.flush()
-        reader.unpark()
-
     async def _process(self, cid: int, node: BrokerNode, host: str, payload: bytes) -> bytes | None:
         session = self._sessions[cid]
         if session.authenticating and not (step := session.receive(payload)).passthrough:
@@ -787,15 +605,3 @@ class ApiVersionsAnswers:
 
 
 _INT32 = struct.Struct(">i")  # a frame's size, a response's correlation id
-
-
-class _Waiting(NamedTuple):
-    """A request taken at arrival whose handler parked: its reply and the correlation id its answer carries."""
-
-    parked: Parked
-    correlation_id: int
-
-
-async def _raising(exc: Exception) -> bytes | None:
-    """A request taken at arrival that closes its connection: the task raises it after the answers before it."""
-    raise exc

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from rebalance_lab.config import EmulatorConfig, GroupConfig
+from rebalance_lab.coordinator import arrival
 from rebalance_lab.coordinator import server as server_module
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
@@ -106,7 +107,7 @@ async def test_heartbeats_beyond_a_turns_time_slice_are_left_to_the_connections_
 ) -> None:
     conn = await _connect(server)
     member_id, generation = await _member(conn)
-    monkeypatch.setattr(server_module, "TURN_S", 0.0)  # a turn ends after the first answer
+    monkeypatch.setattr(arrival, "TURN_S", 0.0)  # a turn ends after the first answer
     used: list[tuple[int, int]] = []
     answer = server._answer_arriving
 
@@ -281,7 +282,11 @@ async def test_a_join_parked_for_the_initial_delay_is_answered_when_its_timer_fi
 async def test_a_leaders_big_parked_answer_is_encoded_in_the_codec_thread_and_keeps_its_place(
     server: EmulatorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server_module, "is_large", lambda body: len(getattr(body, "members", ())) > 1)
+    def large(body: Any) -> bool:
+        return len(getattr(body, "members", ())) > 1
+
+    monkeypatch.setattr(arrival, "is_large", large)  # the arrival path hands it to the task ...
+    monkeypatch.setattr(server_module, "is_large", large)  # ... which encodes it in the codec thread
     first, first_id, second, second_id, generation = await _stable_pair(server)
     await first.send_raw(_join(first_id, 80) + _heartbeat(first_id, generation, 81, version=3))
     await second.send_raw(_join(second_id, 82))
