@@ -1,6 +1,6 @@
 """Group records and snapshots as JSON: our own record format for the ``__consumer_offsets-0`` log.
 
-The coordinator's records are frozen dataclasses of plain values (strings, ints, bytes, UUIDs,
+The coordinator's records are frozen dataclasses (or NamedTuples) of plain values (strings, ints, bytes, UUIDs,
 enums, tuples, frozensets, mappings). Each is written with its class name and fields, and read back
 by calling the class, so a new record type needs no code here. Only classes of the coordinator
 package are ever constructed from a file (a data directory is data, never code to run).
@@ -40,6 +40,10 @@ def encode(value: object) -> Any:
         return {"$b": base64.b64encode(value).decode("ascii")}
     if isinstance(value, uuid.UUID):
         return {"$u": str(value)}
+    if isinstance(value, tuple) and hasattr(type(value), "_fields"):
+        # A NamedTuple value (the classic coordinator's ProtocolEntry): written as a dataclass is, so it is read back
+        # as its class, and a file written while it was a frozen dataclass still reads.
+        return {"$c": _name(type(value)), "f": {k: encode(v) for k, v in zip(type(value)._fields, value, strict=True)}}
     if isinstance(value, tuple):
         return {"$t": [encode(v) for v in value]}
     if isinstance(value, frozenset):
@@ -91,6 +95,7 @@ def _class(name: str) -> Any:
             target = getattr(target, part)
     except (ImportError, AttributeError) as exc:
         raise StoredValueError(f"unknown stored class {name}") from exc
-    if not isinstance(target, type) or not (dataclasses.is_dataclass(target) or issubclass(target, Enum)):
+    if not isinstance(target, type) or not (dataclasses.is_dataclass(target) or issubclass(target, Enum)
+                                            or (issubclass(target, tuple) and hasattr(target, "_fields"))):
         raise StoredValueError(f"refusing to build {name}: not a record class")
     return target
