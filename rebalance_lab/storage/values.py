@@ -43,7 +43,8 @@ def encode(value: object) -> Any:
     if isinstance(value, tuple) and hasattr(type(value), "_fields"):
         # A NamedTuple value (the classic coordinator's ProtocolEntry): written as a dataclass is, so it is read back
         # as its class, and a file written while it was a frozen dataclass still reads.
-        return {"$c": _name(type(value)), "f": {k: encode(v) for k, v in zip(type(value)._fields, value, strict=True)}}
+        names: tuple[str, ...] = getattr(type(value), "_fields")  # noqa: B009  # typed tuple has no _fields
+        return {"$c": _name(type(value)), "f": {k: encode(v) for k, v in zip(names, value, strict=True)}}
     if isinstance(value, tuple):
         return {"$t": [encode(v) for v in value]}
     if isinstance(value, frozenset):
