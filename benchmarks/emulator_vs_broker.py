@@ -56,6 +56,7 @@ if str(REPO_ROOT) not in sys.path:  # tests.support is imported from the reposit
 
 from aiokafka import AIOKafkaConsumer, AIOKafkaProducer  # noqa: E402
 from aiokafka.admin import AIOKafkaAdminClient, NewTopic  # noqa: E402
+from startup import process_cpu_s  # noqa: E402  (a sibling script: benchmarks/ is the script's folder)
 
 from rebalance_lab.api import Emulator  # noqa: E402
 
@@ -243,15 +244,6 @@ SERVE_COMMAND = [sys.executable, "-c", "from rebalance_lab.cli import main; main
 SERVE_PYCACHE = tempfile.mkdtemp(prefix="emulator-vs-broker-pycache-")
 
 
-def _cpu_s(pid: int) -> float:
-    """CPU time of every thread of a process so far (schedstat: nanoseconds on a CPU)."""
-    total = 0
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        with open(task / "schedstat") as stat:
-            total += int(stat.read().split()[0])
-    return total / 1e9
-
-
 def run_serve_process(records: int, source: str | None = None) -> Run:
     """(a'): ``rebalance-lab serve`` in a process of its own, timed from its launch, like the broker's container;
     with ``source``, the package of that checkout (``--compare``)."""
@@ -273,7 +265,7 @@ def run_serve_process(records: int, source: str | None = None) -> Run:
         began = time.perf_counter()
         asyncio.run(client_test(first.rsplit(" ", 1)[1].strip(), records, run.steps))
         run.test = time.perf_counter() - began
-        run.server_cpu = _cpu_s(proc.pid)
+        run.server_cpu = process_cpu_s(proc.pid)
     finally:
         stopping = time.perf_counter()
         proc.terminate()

@@ -86,7 +86,7 @@ def _rss_mib(pid: int) -> float:
     return int(match.group(1)) / 1024 if match else float("nan")
 
 
-def _cpu_s(pid: int) -> float:
+def process_cpu_s(pid: int) -> float:
     """CPU time of every thread of the process so far (schedstat: nanoseconds on a CPU)."""
     total = 0
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -130,7 +130,7 @@ def one_start(port: int, python_flags: tuple[str, ...] = (), env: dict[str, str]
             if joined.error_code != 0 or joined.generation_id != 1:  # type: ignore[attr-defined]
                 raise RuntimeError(f"JoinGroup answered {joined.error_code}")  # type: ignore[attr-defined]
         elapsed = time.perf_counter() - started
-        cpu, rss = _cpu_s(proc.pid), _rss_mib(proc.pid)
+        cpu, rss = process_cpu_s(proc.pid), _rss_mib(proc.pid)
     finally:
         proc.terminate()
         _out, err = proc.communicate(timeout=10)
@@ -161,7 +161,7 @@ def asyncio_floor(port: int, env: dict[str, str]) -> tuple[float, float]:
         with _connect(port, proc, started) as sock:
             sock.sendall(b"ping")
             _read(sock, 4)
-        return time.perf_counter() - started, _cpu_s(proc.pid)
+        return time.perf_counter() - started, process_cpu_s(proc.pid)
     finally:
         proc.terminate()
         proc.wait(timeout=10)
