@@ -157,19 +157,29 @@ def _join_classic(data: bytes, pos: int, version: int) -> JoinGroupRequest | Non
     protocol_type, pos = string16_at(data, pos)
     (count,) = _I32.unpack_from(data, pos)
     pos += 4
-    start, protocols = pos, []
+    start = pos
+    protocols, pos = _named_bytes16(data, pos, count, JoinGroupProtocol)
+    if protocols is None:
+        return None
+    if group_id is None or member_id is None or protocol_type is None or count < 0 or pos != len(data):
+        return None
+    return JoinGroupRequest(version, group_id, session, rebalance, member_id, instance_id, protocol_type, protocols,
+                            None, data[start:pos])
+
+
+def _named_bytes16(data: bytes, pos: int, count: int, make: Any) -> tuple[list[Any] | None, int]:
+    """A classic array of (string, bytes) entries (JoinGroup's protocols, SyncGroup's assignments), each made by
+    ``make(name, data)``, and the position after it; None for a null name or a negative size (the generic codec's)."""
+    entries = []
     for _ in range(count):
         name, pos = string16_at(data, pos)
         (size,) = _I32.unpack_from(data, pos)
         pos += 4
         if name is None or size < 0:
-            return None
-        protocols.append(JoinGroupProtocol(name, data[pos:pos + size]))
+            return None, pos
+        entries.append(make(name, data[pos:pos + size]))
         pos += size
-    if group_id is None or member_id is None or protocol_type is None or count < 0 or pos != len(data):
-        return None
-    return JoinGroupRequest(version, group_id, session, rebalance, member_id, instance_id, protocol_type, protocols,
-                            None, data[start:pos])
+    return entries, pos
 
 
 def _join_compact(data: bytes, pos: int, version: int) -> JoinGroupRequest | None:
@@ -226,15 +236,9 @@ def _sync_classic(data: bytes, pos: int, version: int) -> SyncGroupRequest | Non
         instance_id, pos = string16_at(data, pos)
     (count,) = _I32.unpack_from(data, pos)
     pos += 4
-    assignments = []
-    for _ in range(count):
-        assigned, pos = string16_at(data, pos)
-        (size,) = _I32.unpack_from(data, pos)
-        pos += 4
-        if assigned is None or size < 0:
-            return None
-        assignments.append(SyncGroupAssignment(assigned, data[pos:pos + size]))
-        pos += size
+    assignments, pos = _named_bytes16(data, pos, count, SyncGroupAssignment)
+    if assignments is None:
+        return None
     if group_id is None or member_id is None or count < 0 or pos != len(data):
         return None
     return SyncGroupRequest(version, group_id, generation, member_id, instance_id, None, None, assignments)
