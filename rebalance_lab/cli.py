@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import asyncio
 
     from rebalance_lab.config import ConsumerGroupConfig, EmulatorConfig
+    from rebalance_lab.coordinator.early_serve import EarlyServe
     from rebalance_lab.coordinator.server import EmulatorServer
     from rebalance_lab.warm_up import WarmUp
 
@@ -201,6 +202,10 @@ def _add_serve(sub: argparse._SubParsersAction[_Parser]) -> None:
                      help="import each API's handler on its first request only; by default serve imports those of a "
                      "client's first minute (and their message classes) right after it listens, a small step per "
                      "event-loop turn, while it waits for requests")
+    out.add_argument("--no-early-shell", action="store_true",
+                     help="answer no request before asyncio is imported; by default a plain serve (PLAINTEXT, no "
+                     "--control-port, --data-dir, --record or --explain) answers its first clients while it imports "
+                     "asyncio")
     ctl = serve.add_argument_group("control (testing toolkit)")
     ctl.add_argument("--control-port", type=_port, metavar="PORT",
                      help="serve the HTTP/JSON control endpoint (inspection, faults) on PORT; off by default")
@@ -456,22 +461,18 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
     return config
 
 
-async def _serve(config: EmulatorConfig, warm_up: bool = True) -> None:
+async def _serve(config: EmulatorConfig, warm_up: bool = True, early: EarlyServe | None = None) -> None:
     import asyncio
 
-    from rebalance_lab.emulator import start_emulator
     from rebalance_lab.security.additional import bootstrap_of
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    try:
-        emulator = await start_emulator(config)
-    except OSError as exc:
-        if exc.filename is not None:  # a file, not an address: let main name it
-            raise
-        raise _CannotListen("the brokers, --port", _broker_addresses(config), exc) from exc
+    if early is not None and early.stop_requested:  # a signal came between the early loop's end and the handlers
+        stop.set()
+    emulator = await _start(config, early)
     dataclass_cache.save()  # what start-up compiled, for the next start (before the first client is served)
     if _gc_paused_for_start:
         # start-up's objects (modules, classes, functions, the world) live as long as the process: kept out of
@@ -491,8 +492,8 @@ async def _serve(config: EmulatorConfig, warm_up: bool = True) -> None:
             raise _CannotListen("the control endpoint, --control-port", address, exc) from exc
     warming: WarmUp | None = None
     try:
-        print(f"rebalance-lab {config.flavor.value} listening; bootstrap servers: {emulator.bootstrap_servers}",
-              flush=True)
+        if early is None:  # the early phase printed it as soon as it listened
+            _print_listening(config, emulator.bootstrap_servers)
         for spec in config.additional_listeners:  # after the first line, which scripts read for the address
             protocol = spec.partition(":")[0].upper()
             print(f"{protocol} listener; bootstrap servers: {bootstrap_of(emulator.world.services, protocol)}",
@@ -513,6 +514,60 @@ async def _serve(config: EmulatorConfig, warm_up: bool = True) -> None:
         dataclass_cache.save()  # what the requests of this run compiled (the modules of their APIs)
         print("rebalance-lab stopped", flush=True)
     _check_recording(emulator)
+
+
+async def _start(config: EmulatorConfig, early: EarlyServe | None) -> EmulatorServer:
+    """A started emulator: the one taking over from the early shell (coordinator/early_serve.py), or a new one."""
+    from rebalance_lab.coordinator.server import EmulatorServer
+    from rebalance_lab.emulator import start_emulator
+
+    if early is not None:
+        return await EmulatorServer.taking_over(early.shell).take_over(early.shell)
+    try:
+        return await start_emulator(config)
+    except OSError as exc:
+        if exc.filename is not None:  # a file, not an address: let main name it
+            raise
+        raise _CannotListen("the brokers, --port", _broker_addresses(config), exc) from exc
+
+
+def _print_listening(config: EmulatorConfig, bootstrap_servers: str) -> None:
+    print(f"rebalance-lab {config.flavor.value} listening; bootstrap servers: {bootstrap_servers}", flush=True)
+
+
+def _early_serve(config: EmulatorConfig) -> EarlyServe | None:
+    """Listen and answer before asyncio is imported (coordinator/early_serve.py); None if serve stopped meanwhile.
+
+    Only a plain configuration: TLS and SASL need asyncio's transports, the control endpoint is an asyncio
+    server, and recording, narration and a data directory are left to the start they were built for."""
+    from rebalance_lab.coordinator.early_serve import EarlyServe
+
+    try:
+        early = EarlyServe(config)
+    except OSError as exc:
+        if exc.filename is not None:
+            raise
+        raise _CannotListen("the brokers, --port", _broker_addresses(config), exc) from exc
+    _print_listening(config, early.core.bootstrap_servers)
+    if early.run(lambda: _import_asyncio_shell(config)):
+        return early
+    early.close()
+    dataclass_cache.save()  # what this run compiled, for the next start (as a stop after the handoff does)
+    print("rebalance-lab stopped", flush=True)
+    return None
+
+
+def _import_asyncio_shell(config: EmulatorConfig) -> None:
+    """What the asyncio shell needs, imported in the early phase's thread (not the modules the early loop uses)."""
+    _import_asyncio(config)
+    import rebalance_lab.coordinator.server
+    import rebalance_lab.warm_up  # noqa: F401
+
+
+def _early_eligible(config: EmulatorConfig, args: argparse.Namespace) -> bool:
+    return (not args.no_early_shell and config.listener == "PLAINTEXT" and not config.additional_listeners
+            and config.control_port is None and config.data_dir is None and config.record_path is None
+            and not config.explain and "asyncio" not in sys.modules)
 
 
 def _warm_up(loop: asyncio.AbstractEventLoop) -> WarmUp:
@@ -573,11 +628,16 @@ def _run_serve(parser: _Parser, args: argparse.Namespace) -> int:
         config = config_from_args(args)
     except ValueError as exc:
         parser.exit(EXIT_USAGE, f"rebalance-lab: error: {exc}\n")
-    _import_asyncio(config)
     try:
+        early = None
+        if _early_eligible(config, args):
+            early = _early_serve(config)
+            if early is None:
+                return 0  # stopped (SIGINT, SIGTERM) before asyncio was imported
+        _import_asyncio(config)
         import asyncio  # here: after main paused the collector for a serve process's start
 
-        asyncio.run(_serve(config, warm_up=not args.no_warm_up))
+        asyncio.run(_serve(config, warm_up=not args.no_warm_up, early=early))
     except _CannotListen as exc:
         print(f"rebalance-lab: error: {exc}", file=sys.stderr)
         return EXIT_USAGE

@@ -23,10 +23,12 @@ from rebalance_lab.coordinator.connection import TURN_S, ArrivingReader, IdleCon
 from rebalance_lab.coordinator.framing import FrameBuffer
 from rebalance_lab.coordinator.handlers import HandlerSpec
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext, Stepped
+from rebalance_lab.coordinator.request_core import ConnectionClosed
 from rebalance_lab.coordinator.world import BrokerNode, World
 from rebalance_lab.protocol import classic_group_codec, classic_heartbeat_codec, codec, heartbeat_codec
 from rebalance_lab.security.listeners import ConnectionSecurity
 
+__all__ = ["ArrivalPath", "ConnectionClosed"]
 log = logging.getLogger("rebalance_lab.server")
 _INT32 = struct.Struct(">i")  # a frame's size
 # Requests taken as their bytes arrive when they can be (ArrivingReader): the heartbeats, whose handlers answer at
@@ -47,14 +49,6 @@ _AT_ONCE: dict[bytes, tuple[int, Callable[[bytes], tuple[int, str, Any] | None]]
 # when a JoinGroup runs relative to the shell's timer turn is what the join race models (coordinator/join_race.py,
 # fitted on the task path), and a callback is a few microseconds where a task's wake-up was ~100.
 _NEXT_TURN = frozenset({classic_group_codec.JOIN_KEY, classic_group_codec.SYNC_KEY})
-
-
-class ConnectionClosed(Exception):
-    """The server decided to close a connection (the reason is logged), after writing ``farewell`` if any."""
-
-    def __init__(self, reason: str, farewell: bytes | None = None) -> None:
-        super().__init__(reason)
-        self.farewell = farewell
 
 
 class ArrivalPath:

@@ -47,6 +47,10 @@ class FrameBuffer:
         self._pos = end
         return bytes(data[pos + 4 : end])
 
+    def remaining(self) -> bytes:
+        """Every byte fed but not yet taken as a frame (a shell handing the connection over passes them on)."""
+        return bytes(self._data[self._pos :])
+
     def drained(self) -> bool:
         """Whether every byte fed so far was taken as a frame (nothing half-received is waiting)."""
         return self._pos == len(self._data)

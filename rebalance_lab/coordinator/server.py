@@ -26,18 +26,15 @@ import inspect
 import itertools
 import logging
 import socket
-import struct
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from rebalance_lab.config import EmulatorConfig
-from rebalance_lab.coordinator import group_service, offsets_service
 from rebalance_lab.coordinator.answer_sizes import is_large, release
-from rebalance_lab.coordinator.arrival import ArrivalPath, ConnectionClosed
+from rebalance_lab.coordinator.arrival import ArrivalPath
 from rebalance_lab.coordinator.clock import Clock
-from rebalance_lab.coordinator.cluster import BrokerInfo
 from rebalance_lab.coordinator.connection import (
     ArrivingReader,
     CollectorHold,
@@ -46,19 +43,27 @@ from rebalance_lab.coordinator.connection import (
     Output,
 )
 from rebalance_lab.coordinator.framing import FrameBuffer, FrameError
-from rebalance_lab.coordinator.handlers import HandlerSpec, load_handlers
+from rebalance_lab.coordinator.handlers import HandlerSpec
 from rebalance_lab.coordinator.handlers.api_versions import API_KEY as API_VERSIONS_KEY
-from rebalance_lab.coordinator.handlers.api_versions import unsupported_version_response
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext, Stepped
 from rebalance_lab.coordinator.handlers.errors_response import error_response
-from rebalance_lab.coordinator.world import BrokerNode, World
+from rebalance_lab.coordinator.request_core import (
+    Answered,
+    ApiVersionsAnswers,
+    ConnectionClosed,
+    RequestCore,
+    RequestObserver,
+    WorldHook,
+)
+from rebalance_lab.coordinator.request_core import bind as _bind
+from rebalance_lab.coordinator.world import BrokerNode
 from rebalance_lab.protocol import codec
-from rebalance_lab.protocol.errors import ErrorCode, KafkaError, MalformedRequest
-from rebalance_lab.protocol.versions import VersionTable
+from rebalance_lab.protocol.errors import MalformedRequest
 from rebalance_lab.security import additional
-from rebalance_lab.security.listeners import ConnectionSecurity, ListenerSecurity
+from rebalance_lab.security.listeners import ListenerSecurity
 
 if TYPE_CHECKING:  # security/sasl.py is imported by a SASL listener's first connection only (issue 22)
+    from rebalance_lab.coordinator.early import EarlyConnection, EarlyShell
     from rebalance_lab.security.sasl import Step
 
 log = logging.getLogger("rebalance_lab.server")
@@ -68,8 +73,7 @@ _READ_SIZE = 64 * 1024
 _OFFLOAD_BYTES = 256 * 1024  # a frame this big is decoded in the codec thread, and its answer encoded there
 _STEP_BUDGET_S = 0.005  # a Stepped handler runs this long, then lets the other connections in
 
-WorldHook = Callable[[World], None]
-RequestObserver = Callable[[int, int, str], None]  # (api_key, api_version, client_id)
+__all__ = ["ApiVersionsAnswers", "ConnectionClosed", "EmulatorServer", "RequestObserver", "WorldHook"]
 
 
 def _authentication_answer(step: Step) -> bytes | None:
@@ -78,21 +82,7 @@ def _authentication_answer(step: Step) -> bytes | None:
     return step.reply
 
 
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host, port))
-    except OSError:
-        sock.close()
-        raise
-    sock.listen(512)
-    sock.setblocking(False)
-    return sock
-
-
-class EmulatorServer(ArrivalPath):
+class EmulatorServer(RequestCore, ArrivalPath):
     """One process serving N emulated brokers. Use ``async with`` or start()/stop()."""
 
     def __init__(
@@ -102,10 +92,7 @@ class EmulatorServer(ArrivalPath):
         clock: Clock | None = None,
         world_hooks: tuple[WorldHook, ...] = (),
     ) -> None:
-        self.config = config or EmulatorConfig()
-        self._clock = clock
-        self._world_hooks = world_hooks
-        self._handlers: dict[int, HandlerSpec] = load_handlers()
+        super().__init__(config, clock=clock, world_hooks=world_hooks)
         self._servers: list[asyncio.base_events.Server] = []
         self._connections: dict[int, tuple[asyncio.Task[None], asyncio.StreamWriter]] = {}
         self._connection_ids = itertools.count(1)
@@ -113,48 +100,27 @@ class EmulatorServer(ArrivalPath):
         self._armed_deadline: int | None = None
         self._arm_pending = False  # _arm_soon scheduled a re-arm for the loop's next turn
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._world: World | None = None
         self._cleanups: list[Callable[[], None]] = []
-        self._request_observers: list[RequestObserver] = []
         self._idle = IdleConnections(self.config.connections_max_idle_ms)
         self._idle_sweep: asyncio.TimerHandle | None = None
         self._codec_pool: ThreadPoolExecutor | None = None  # started by the first big frame
         self._collector = CollectorHold()
-        self._security = ListenerSecurity.build(self.config)  # TLS and SASL of the listener (security/)
         self._additional = additional.additional_listeners(self.config)  # more listeners, same brokers
-        self._sessions: dict[int, ConnectionSecurity] = {}
-        self._api_versions = ApiVersionsAnswers()
+        self._adopted: list[socket.socket] | None = None  # the early shell's listening sockets (taking_over)
+        self._adopting: set[asyncio.Task[None]] = set()
 
     # -- lifecycle -----------------------------------------------------------------
 
-    @property
-    def world(self) -> World:
-        if self._world is None:
-            raise RuntimeError("the emulator is not started")
-        return self._world
-
-    @property
-    def bootstrap_servers(self) -> str:
-        return ",".join(f"{b.host}:{b.port}" for b in self.world.cluster.live_brokers())
-
     async def start(self) -> EmulatorServer:
         self._loop = asyncio.get_running_loop()
-        sockets = self._bind_all()
+        adopted = self._adopted is not None
+        sockets = self._adopted if self._adopted is not None else self._bind_all()
         FreezeOnGrowth.install()  # the world about to be made (and every later growth) stays out of full collections
         self._cleanups.append(FreezeOnGrowth.remove)
         extra = additional.bind(self._additional, self.config.host, self.config.brokers, _bind, sockets)
-        brokers = [BrokerInfo(i, *self._advertised(i, s), self._rack(i)) for i, s in enumerate(sockets)]
-        world = World(self.config, brokers, self._clock)
-        world.versions = VersionTable.build(self._handlers, self.config.api_versions)
+        brokers = self._make_world(sockets) if not adopted else [b.info for b in self.world.nodes.values()]
+        world = self.world
         world.on_wake(self._arm_timer)
-        group_service.install(world)  # the classic group coordinator (before hooks, so they can subscribe)
-        offsets_service.install(world)  # committed offsets and their retention, gated by the groups
-        for hook in self._world_hooks:
-            hook(world)
-        self._world = world
-        for topic, partitions in self.config.topics:
-            if topic not in world.cluster.topics:  # a data directory may have brought it back (--data-dir)
-                world.cluster.create_topic(topic, partitions)
         for broker, sock in zip(brokers, sockets, strict=True):
             node = world.nodes[broker.node_id]
             server = await self._start_server(self._client_handler(node), sock, self._security)
@@ -168,6 +134,51 @@ class EmulatorServer(ArrivalPath):
         self._arm_timer()
         self._schedule_idle_sweep()
         return self
+
+    # -- taking over from the early shell of a serve process (coordinator/early.py) -----------
+
+    @classmethod
+    def taking_over(cls, shell: EarlyShell) -> EmulatorServer:
+        """The asyncio shell going on with an early shell's world and sockets: ``await take_over(shell)``."""
+        core = shell.core
+        server = cls(core.config, clock=core._clock, world_hooks=core._world_hooks)
+        server._handlers, server._world = core._handlers, core._world
+        server._request_observers, server._api_versions = core._request_observers, core._api_versions
+        server._adopted = [sock for sock, _node in shell.listeners]
+        return server
+
+    async def take_over(self, shell: EarlyShell) -> EmulatorServer:
+        """Listen on the early shell's sockets and take over its connections, at a turn boundary of its loop.
+
+        A connection is taken over with the answers it has not yet sent and the bytes it has not yet served, in
+        that order, before anything its socket delivers next; one waiting for a parked answer, once the callback
+        that resolves it has written it (its socket is not read meanwhile, as Kafka mutes a channel in flight).
+        """
+        ready = shell.hand_over(lambda conn: self._adopt(shell, conn))  # before any await: no callback missed
+        self._cleanups.append(shell.close)  # parked ones never answered (stopped first)
+        await self.start()
+        self._connection_ids = itertools.count(shell.next_id())
+        for conn in ready:
+            self._adopt(shell, conn)
+        return self
+
+    def _adopt(self, shell: EarlyShell, conn: EarlyConnection) -> None:
+        shell.release(conn)
+        loop = self._loop
+        assert loop is not None
+        handler = self._client_handler(conn.node, cid=conn.cid)
+        protocol = _TakenOver(ArrivingReader(2**16, loop), handler, loop, bytes(conn.unsent), conn.unread())
+        task = loop.create_task(self._connect_taken(protocol, conn.sock))
+        self._adopting.add(task)
+        task.add_done_callback(self._adopting.discard)
+
+    async def _connect_taken(self, protocol: asyncio.StreamReaderProtocol, sock: socket.socket) -> None:
+        assert self._loop is not None
+        try:
+            await self._loop.connect_accepted_socket(lambda: protocol, sock=sock)
+        except OSError as exc:
+            log.warning("taking over a connection of the early shell failed: %s", exc)
+            sock.close()
 
     async def _start_server(self, handler: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any],
                             sock: socket.socket, security: ListenerSecurity) -> asyncio.base_events.Server:
@@ -208,40 +219,11 @@ class EmulatorServer(ArrivalPath):
         """Run ``cleanup`` when the server stops (e.g. close a recording file)."""
         self._cleanups.append(cleanup)
 
-    def add_request_observer(self, observer: RequestObserver) -> None:
-        """Call ``observer(api_key, api_version, client_id)`` once per decoded request, before it is handled.
-
-        It runs on the server's loop and must be quick; an exception it raises is logged and ignored.
-        """
-        self._request_observers.append(observer)
-
     async def __aenter__(self) -> EmulatorServer:
         return await self.start()
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
-
-    def _advertised(self, index: int, sock: socket.socket) -> tuple[str, int]:
-        """The address clients are given for broker ``index``: the bound one unless told otherwise."""
-        host = self.config.advertised_host or self.config.host
-        port = self.config.advertised_port + index if self.config.advertised_port else sock.getsockname()[1]
-        return host, port
-
-    def _rack(self, index: int) -> str | None:
-        racks = self.config.racks
-        return racks[index] if index < len(racks) else None
-
-    def _bind_all(self) -> list[socket.socket]:
-        sockets: list[socket.socket] = []
-        try:
-            for i in range(self.config.brokers):
-                port = 0 if self.config.port == 0 else self.config.port + i
-                sockets.append(_bind(self.config.host, port))
-        except OSError:
-            for sock in sockets:
-                sock.close()
-            raise
-        return sockets
 
     # -- broker control (fault injection builds on these) ---------------------------
 
@@ -327,12 +309,13 @@ class EmulatorServer(ArrivalPath):
     # -- connections -----------------------------------------------------------------
 
     def _client_handler(
-        self, node: BrokerNode, security: ListenerSecurity | None = None
+        self, node: BrokerNode, security: ListenerSecurity | None = None, cid: int | None = None
     ) -> Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any]:
         listener = security or self._security
+        given = cid
 
         async def on_connect(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            cid = next(self._connection_ids)
+            cid = next(self._connection_ids) if given is None else given
             task = asyncio.current_task()
             assert task is not None
             self._connections[cid] = (task, writer)
@@ -431,25 +414,11 @@ class EmulatorServer(ArrivalPath):
         session = self._sessions[cid]
         if session.authenticating and not (step := session.receive(payload)).passthrough:
             return _authentication_answer(step)  # SASL listeners: Kafka's SaslServerAuthenticator sees it first
-        # A request a fast path reads (a plain KIP-848 heartbeat) is decoded once, header and body together;
-        # the checks below do not depend on the body, so their order and verdicts stay as for any request.
-        fast = codec.decode_request_fast(payload)
         try:
-            header: codec.RequestHeader | codec.DecodedRequest = fast or codec.peek_header(payload)
-        except MalformedRequest as exc:
-            raise ConnectionClosed(str(exc)) from exc
-        if not node.up:
-            raise ConnectionClosed(f"broker {node.node_id} is down")
+            header, fast, spec = self._check(node, payload)
+        except Answered as answered:
+            return answered.response
         world = self.world
-        spec = self._handlers.get(header.api_key)
-        if spec is None or world.versions.range_of(header.api_key) is None:
-            raise ConnectionClosed(f"unknown or unadvertised api key {header.api_key}")
-        if not world.versions.supports(header.api_key, header.api_version):
-            if header.api_key == API_VERSIONS_KEY:
-                return codec.encode_response(unsupported_version_response(world.versions), header.correlation_id)
-            raise ConnectionClosed(
-                f"unsupported version {header.api_version} of {codec.API_NAMES.get(header.api_key)}"
-            )
         try:
             request = fast or await self._decode(payload)  # the fast path already said no
         except MalformedRequest as exc:
@@ -471,27 +440,6 @@ class EmulatorServer(ArrivalPath):
         if body is None:
             return None  # e.g. Produce with acks=0 has no response
         return await self._encode(body, header.correlation_id, request.body, big=len(payload) >= _OFFLOAD_BYTES)
-
-    def _context(self, api_key: int, api_version: int, correlation_id: int, client_id: str, host: str, cid: int,
-                 node: BrokerNode, session: ConnectionSecurity) -> RequestContext:
-        """The one place a request's context is made, for the arrival path and the connection's task alike."""
-        return RequestContext(api_key, api_version, correlation_id, client_id, host, cid, node, self.world,
-                              session.principal, session.listener)
-
-    def _observe(self, api_key: int, api_version: int, client_id: str) -> None:
-        for observer in self._request_observers:
-            try:
-                observer(api_key, api_version, client_id)
-            except Exception:
-                log.exception("a request observer raised; the emulator keeps serving")
-
-    def _dispatch_now(self, spec: HandlerSpec, ctx: RequestContext, request: Any) -> Any:
-        """A handler that answers at once (ApiVersions), with _dispatch's error handling."""
-        try:
-            return spec.handle(ctx, request)
-        except Exception:
-            log.exception("handler %s failed on v%d; answering UNKNOWN_SERVER_ERROR", spec.module, ctx.api_version)
-            return error_response(ctx.api_key, ctx.api_version, request, ErrorCode.UNKNOWN_SERVER_ERROR)
 
     async def _encode(self, body: Any, correlation_id: int, request: Any, *, big: bool) -> bytes:
         if not (big or is_large(body)):
@@ -524,12 +472,6 @@ class EmulatorServer(ArrivalPath):
     async def _dispatch(self, spec: HandlerSpec, ctx: RequestContext, request: Any) -> Any:
         return await self._settle(spec, ctx, request, self._handle(spec, ctx, request))
 
-    def _handle(self, spec: HandlerSpec, ctx: RequestContext, request: Any) -> Any:
-        try:
-            return spec.handle(ctx, request)
-        except Exception as exc:
-            return self._verdict(exc, spec, ctx, request)
-
     async def _settle(self, spec: HandlerSpec, ctx: RequestContext, request: Any, result: Any) -> Any:
         """The answer of a handler's result (a body, a parked reply, steps or an awaitable)."""
         try:
@@ -544,17 +486,6 @@ class EmulatorServer(ArrivalPath):
             return result
         except Exception as exc:
             return self._verdict(exc, spec, ctx, request)
-
-    @staticmethod
-    def _verdict(exc: Exception, spec: HandlerSpec, ctx: RequestContext, request: Any) -> Any:
-        """What a handler's exception answers: its error code, or UNKNOWN_SERVER_ERROR (logged)."""
-        if isinstance(exc, KafkaError):
-            return error_response(ctx.api_key, ctx.api_version, request, exc.code)
-        if isinstance(exc, MalformedRequest):  # a check Kafka makes while parsing (the ACL APIs' UNKNOWN codes)
-            raise ConnectionClosed(str(exc)) from exc
-        log.error("handler %s failed on v%d; answering UNKNOWN_SERVER_ERROR", spec.module, ctx.api_version,
-                  exc_info=exc)
-        return error_response(ctx.api_key, ctx.api_version, request, ErrorCode.UNKNOWN_SERVER_ERROR)
 
     async def _run_steps(self, stepped: Stepped) -> Any:
         while True:
@@ -582,26 +513,18 @@ class EmulatorServer(ArrivalPath):
         return await future
 
 
-class ApiVersionsAnswers:
-    """ApiVersions answers, encoded once per version (issue 17, defect 4).
+class _TakenOver(asyncio.StreamReaderProtocol):
+    """A connection the early shell accepted: its unsent answers written and its unread bytes fed before anything
+    its socket delivers next (the transport calls connection_made before it starts reading)."""
 
-    The answer depends only on the request's version and the advertised table (and the flavor, fixed per
-    server), never on the request's body, yet building and encoding its ~50 entries cost ~2-3 ms: ten clients
-    pipelining 1,500 ApiVersions each kept the loop busy for 40 s and the canary's heartbeats waited. A cached
-    answer gets the request's correlation id, at bytes 4-8 of any framed response (size, then the header).
-    Not used while a fault controller is installed (faults may change any answer).
-    """
+    def __init__(self, reader: ArrivingReader, handler: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any],
+                 loop: asyncio.AbstractEventLoop, unsent: bytes, unread: bytes) -> None:
+        super().__init__(reader, handler, loop=loop)
+        self._unsent, self._unread = unsent, unread
 
-    def __init__(self) -> None:
-        self._encoded: dict[int, tuple[object, bytes]] = {}  # version -> (the table it was built from, bytes)
-
-    def answer(self, ctx: RequestContext, build: Callable[[], Any]) -> bytes:
-        cached = self._encoded.get(ctx.api_version)
-        if cached is None or cached[0] is not ctx.world.versions:
-            cached = (ctx.world.versions, codec.encode_response(build(), 0))
-            self._encoded[ctx.api_version] = cached
-        encoded = cached[1]
-        return encoded[:4] + _INT32.pack(ctx.correlation_id) + encoded[8:]
-
-
-_INT32 = struct.Struct(">i")  # a frame's size, a response's correlation id
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        if self._unsent:
+            transport.write(self._unsent)  # type: ignore[attr-defined]  # a socket transport
+        if self._unread:
+            self.data_received(self._unread)

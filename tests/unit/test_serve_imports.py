@@ -102,10 +102,20 @@ def _first_join(address: tuple[str, int]) -> int:
         return int(joined.generation_id)
 
 
+def _handed_over(proc: subprocess.Popen[str]) -> str:
+    """Wait for the INFO line the early shell logs when asyncio's shell has taken over (coordinator/early_serve.py):
+    what serve imports is then all it imports to serve the requests above, whichever shell answered them."""
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "early shell: " in line:
+            return line
+    raise AssertionError("serve ended without handing over from its early shell")
+
+
 @pytest.fixture(scope="module")
 def serve_after_a_join() -> Iterator[Served]:
     # from a folder of no package: ``-c`` puts the working directory first on sys.path
-    proc = subprocess.Popen([sys.executable, "-c", _WRAPPER, *SERVE], stdout=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-c", _WRAPPER, *SERVE, "--log-level", "INFO"], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
     try:
         assert proc.stdout is not None
@@ -113,6 +123,7 @@ def serve_after_a_join() -> Iterator[Served]:
         assert "bootstrap servers: " in first, (first, proc.stderr.read() if proc.stderr else "")
         host, port = first.rsplit(" ", 1)[1].strip().rsplit(":", 1)
         assert _first_join((host, int(port))) == 1
+        _handed_over(proc)
         proc.send_signal(signal.SIGUSR1)
         modules = proc.stdout.readline().split()
         classes = proc.stdout.readline().split()
@@ -277,3 +288,50 @@ def test_a_serve_with_a_tls_listener_loads_ssl_and_answers_over_tls_and_plaintex
         proc.terminate()
         proc.communicate(timeout=30)
     assert "ssl" in modules
+
+
+_EARLY_JOIN = """
+import socket, struct, sys, threading
+from rebalance_lab.config import EmulatorConfig, GroupConfig
+from rebalance_lab.coordinator.early import EarlyShell
+from rebalance_lab.coordinator.request_core import RequestCore
+from rebalance_lab.protocol import codec
+
+config = EmulatorConfig(port=0, group=GroupConfig(initial_rebalance_delay_ms=20, join_race="separate"))
+shell = EarlyShell.listening(RequestCore(config))
+address = shell.listeners[0][0].getsockname()[:2]
+protocol = codec.data_class(codec.request_type(11), "JoinGroupRequestProtocol")
+generations = []
+
+def call(sock, api_key, version, correlation, **fields):
+    sock.sendall(codec.encode_request(codec.new_request(api_key, version, **fields), correlation, "t"))
+    size = struct.unpack(">i", sock.recv(4, socket.MSG_WAITALL))[0]
+    return codec.decode_response(api_key, version, sock.recv(size, socket.MSG_WAITALL))
+
+def client():  # a thread of socket calls only: the early shell serves on the main thread
+    with socket.create_connection(address) as sock:
+        call(sock, 18, 3, 1, client_software_name="t", client_software_version="1")
+        call(sock, 3, 12, 2, topics=None, allow_auto_topic_creation=False, include_topic_authorized_operations=False)
+        call(sock, 10, 4, 3, key_type=0, coordinator_keys=["g"])
+        join = dict(group_id="g", session_timeout_ms=10000, rebalance_timeout_ms=10000, group_instance_id=None,
+                    protocol_type="consumer", protocols=[protocol(name="range", metadata=b"")])
+        member = call(sock, 11, 5, 4, member_id="", **join).member_id
+        generation = call(sock, 11, 5, 5, member_id=member, **join).generation_id
+        call(sock, 14, 3, 6, group_id="g", generation_id=generation, member_id=member, group_instance_id=None,
+             assignments=[])
+        call(sock, 12, 3, 7, group_id="g", generation_id=generation, member_id=member, group_instance_id=None)
+        generations.append(generation)
+    shell.wake()
+
+threading.Thread(target=client, daemon=True).start()
+shell.run(lambda: bool(generations))
+print(generations[0], shell.answered, "asyncio" in sys.modules, "ssl" in sys.modules)
+"""
+
+
+def test_the_early_shell_answers_a_consumers_first_requests_without_asyncio_imported() -> None:
+    """What the early shell and the handlers of a consumer's first requests import leaves asyncio (~60-70 ms of a
+    start's CPU) to serve's import thread: generation 1 reached, 7 requests answered, asyncio never imported."""
+    done = subprocess.run([sys.executable, "-c", _EARLY_JOIN], capture_output=True, text=True, timeout=60,
+                          cwd=tempfile.gettempdir())
+    assert done.stdout.split() == ["1", "7", "False", "False"], done.stderr

@@ -1,0 +1,80 @@
+"""A ``serve`` process's early phase (issue 22): listening and answering while asyncio is imported beside it.
+
+The main thread binds the brokers' ports, makes the world and runs the early shell (early.py); a daemon thread
+imports asyncio and the asyncio shell meanwhile. Python runs one thread at a time: the early loop waits in
+``select`` (the GIL released) until a client sends something, and the switch interval is lowered while the
+import runs so that a request waits at most about a millisecond for the import thread to let go. The phase ends
+at a turn boundary of the early loop once the import is done (then EmulatorServer.take_over), or at SIGINT or
+SIGTERM (then serve stops, as it does later).
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from types import FrameType
+
+from rebalance_lab.config import EmulatorConfig
+from rebalance_lab.coordinator.early import EarlyShell
+from rebalance_lab.coordinator.request_core import RequestCore
+
+log = logging.getLogger("rebalance_lab.server")
+_SWITCH_INTERVAL_S = 0.001  # while both threads run: how long a request may wait for the import thread
+
+
+class EarlyServe:
+    """The early phase of one serve process: its core, its shell, and how the phase ended."""
+
+    def __init__(self, config: EmulatorConfig) -> None:
+        self.stop_requested = False
+        for sig in (signal.SIGINT, signal.SIGTERM):  # before the listening line, which scripts wait for
+            signal.signal(sig, self._on_signal)  # the asyncio shell installs its own when it takes over
+        self.core = RequestCore(config)
+        self.shell = EarlyShell.listening(self.core)  # an address in use raises OSError, as the asyncio start did
+        self.listening_at = time.perf_counter()
+        self.import_s: float | None = None  # how long the import thread took (None: not done)
+        self._done = False
+        self._failure: BaseException | None = None
+
+    def run(self, import_rest: Callable[[], None]) -> bool:
+        """Serve until ``import_rest`` has run in its thread (True), or a stop signal came first (False)."""
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(_SWITCH_INTERVAL_S)
+        thread = threading.Thread(target=self._import, args=(import_rest,), name="rebalance-lab-import", daemon=True)
+        thread.start()
+        try:
+            self.shell.run(lambda: self._done or self.stop_requested)
+        finally:
+            sys.setswitchinterval(interval)
+        if self.stop_requested:
+            return False
+        thread.join()
+        if self._failure is not None:
+            raise self._failure
+        log.info("early shell: %d requests answered before asyncio was ready; handed over %.1f ms after listening "
+                 "(asyncio and its shell imported in %.1f ms)", self.shell.answered,
+                 (time.perf_counter() - self.listening_at) * 1000, (self.import_s or 0.0) * 1000)
+        return True
+
+    def close(self) -> None:
+        self.shell.close()
+
+    def _import(self, import_rest: Callable[[], None]) -> None:
+        started = time.perf_counter()
+        try:
+            import_rest()
+        except BaseException as exc:  # raised again in the main thread: serve fails as it would have
+            self._failure = exc
+        self.import_s = time.perf_counter() - started
+        self._done = True
+        self.shell.wake()
+
+    def _on_signal(self, _signum: int, _frame: FrameType | None) -> None:
+        self.stop_requested = True
+        shell = getattr(self, "shell", None)  # None while the world is made: the loop then does not start
+        if shell is not None:
+            shell.wake()
