@@ -24,8 +24,9 @@ COORDINATOR_LOGGERS = frozenset({
     "org.apache.kafka.coordinator.group.GroupMetadataManager",
     "org.apache.kafka.coordinator.group.GroupCoordinatorShard",
 })
-PREFIX = re.compile(r"\[(?:GroupCoordinator (?:id=)?(\d+)(?: topic=\S+ partition=(\d+))?|"
-                     r"GroupMetadataManager brokerId=(\d+))$")
+# Ids of at most 10 digits (Kafka's are int32): int() refuses a number of more than 4,300 digits (a damaged line).
+PREFIX = re.compile(r"\[(?:GroupCoordinator (?:id=)?(\d{1,10})(?: topic=\S+ partition=(\d{1,10}))?|"
+                     r"GroupMetadataManager brokerId=(\d{1,10}))$")
 
 
 # --- message kinds: first word -> [(needle, kind)], then one regex per kind ---------------------------------------

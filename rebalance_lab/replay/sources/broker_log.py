@@ -102,7 +102,7 @@ import sys
 from collections.abc import Iterable, Iterator
 
 from rebalance_lab.clients.assignors.java_hashmap import string_hash
-from rebalance_lab.replay.event_rows import SCHEMA_VERSION, EventError
+from rebalance_lab.replay.event_rows import SCHEMA_VERSION
 from rebalance_lab.replay.sources import Format, SourceContext, register
 from rebalance_lab.replay.sources._broker_builders import DISPATCH
 from rebalance_lab.replay.sources._broker_lines import (  # noqa: F401 - classify, reason_fields: the tests' entry
@@ -267,7 +267,7 @@ class _Parser:
         ev["ts"] = self.second_us + millis_us
         try:
             built = builder(match, ev) if builder is not None else self.static_rejoin(ev)
-        except EventError:
+        except ValueError:  # EventError, or int() of a number of more than 4,300 digits (a damaged line)
             built = None
         if built is None:
             self.report.unparsable(self.ctx.ref(number), f"malformed {kind}", line)

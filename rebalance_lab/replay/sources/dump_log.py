@@ -90,9 +90,11 @@ from rebalance_lab.replay.sources.dump_log_values import (
     BadRecord,
     Event,
     group_metadata_events,
+    int_field,
     interned,
     legacy_members,
     metadata_events,
+    text_field,
 )
 
 FORMAT_NAME = "dump-log"
@@ -127,8 +129,9 @@ class _Parser:
                 self.number, self.line = number, raw.rstrip("\r\n")
                 try:
                     events = self.one(self.line.lstrip())
-                except BadRecord as exc:
-                    report.unparsable(self.ctx.ref(number), str(exc), self.line)
+                except ValueError as exc:  # BadRecord, or int() of a number of more than 4,300 digits
+                    reason = str(exc) if isinstance(exc, BadRecord) else "malformed number"
+                    report.unparsable(self.ctx.ref(number), reason, self.line)
                     continue
                 if not events:
                     report.ignore()
@@ -256,8 +259,9 @@ class _Parser:
             raise BadRecord("malformed GroupMetadataValue")
         members = legacy_members(value.get("assignment"), self.bad)
         return [{**base, "ts": ts, "ts_kind": "record_create", "event_type": "GENERATION_SNAPSHOT",
-                 "generation": value.get("generationId"), "protocol_type": value.get("protocolType") or None,
-                 "protocol": interned(value.get("protocol")),
+                 "generation": int_field(value, "generationId", self.bad),
+                 "protocol_type": text_field(value, "protocolType", self.bad) or None,
+                 "protocol": interned(text_field(value, "protocol", self.bad)),
                  "n_members": None if members is None else len(members), "members": members}]
 
 

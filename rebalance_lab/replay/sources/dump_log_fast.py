@@ -5,11 +5,11 @@ into typed structs (:class:`GroupMetadataReader`); anything else goes to the gen
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
-from rebalance_lab.replay.sources.dump_log_values import Bad, assignment_tps, subscription_columns
+from rebalance_lab.replay.sources.dump_log_values import INT32_MAX, Bad, assignment_tps, subscription_columns
 
 # --- GroupMetadata records in the shape dump-log prints, typed (the fast path) ------------------------------------
 
@@ -23,7 +23,7 @@ class _Typed(msgspec.Struct, rename="camel", forbid_unknown_fields=True, gc=Fals
 
 class _TopicPartitions(_Typed):
     topic: str
-    partitions: list[int]
+    partitions: list[Annotated[int, msgspec.Meta(ge=0, le=INT32_MAX)]]  # else the general path reports it
 
 
 class _Subscription(_Typed):

@@ -75,8 +75,31 @@ def k848_event(kind: int, key: Any, value: Any, names: dict[str, str]) -> Event 
     if not isinstance(key, dict) or (value is not None and not isinstance(value, dict)):
         raise BadRecord("malformed KIP-848 record")
     try:
-        return mapper(key, value, names)
-    except (KeyError, TypeError, ValueError) as exc:
+        return _typed(mapper(key, value, names))
+    except (KeyError, TypeError, ValueError, OverflowError) as exc:  # int(1e400): OverflowError
         raise BadRecord("malformed KIP-848 record") from exc
+
+
+_TEXTS = ("group_instance_id", "rack_id", "client_id", "client_host", "protocol")
+_INTS = ("rebalance_timeout_ms", "session_timeout_ms")
+
+
+def _typed(columns: Event | None) -> Event | None:
+    """The columns if each has the type Kafka writes (the fold is compiled from its annotations and raises
+    TypeError on another, where the pure Python carried on: rebalance_lab/compiled.py); else TypeError."""
+    if columns is None:
+        return None
+    if "member_id" in columns and columns["member_id"].__class__ is not str:
+        raise TypeError("memberId")
+    for name in _TEXTS:
+        if columns.get(name) is not None and columns[name].__class__ is not str:
+            raise TypeError(name)
+    for name in _INTS:
+        if columns.get(name) is not None and columns[name].__class__ is not int:
+            raise TypeError(name)
+    subscription = columns.get("subscription")
+    if subscription is not None and not all(topic.__class__ is str for topic in subscription["topics"]):
+        raise TypeError("subscribedTopicNames")
+    return columns
 
 

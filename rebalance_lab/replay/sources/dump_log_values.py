@@ -37,14 +37,37 @@ def group_metadata_events(data: Any, base: Event, record_ts: int | None, bad: Ba
     """
     if not isinstance(data, dict):
         raise BadRecord("malformed GroupMetadataValue")
-    protocol_type = data.get("protocolType") or None
+    protocol_type = text_field(data, "protocolType", bad) or None
     consumer = protocol_type == "consumer"
     raw_members = data.get("members") or []
     if not isinstance(raw_members, list):
         raise BadRecord("malformed GroupMetadataValue")
-    members = [_member(m, consumer, bad) for m in raw_members if isinstance(m, dict)]
-    return metadata_events(base, record_ts, members, protocol_type, data.get("generation"), data.get("protocol"),
-                            data.get("leader"), data.get("currentStateTimestamp", -1))
+    members = [row for row in (_member(m, consumer, bad) for m in raw_members if isinstance(m, dict)) if row]
+    return metadata_events(base, record_ts, members, protocol_type, int_field(data, "generation", bad),
+                            text_field(data, "protocol", bad), text_field(data, "leader", bad),
+                            data.get("currentStateTimestamp", -1))
+
+
+def text_field(record: dict[str, Any], name: str, bad: Bad) -> str | None:
+    """A string field of a record (null or absent: None); a value of another type is reported and read as absent.
+
+    The fold downstream is compiled from its annotations (rebalance_lab/compiled.py): a number or a list where
+    Kafka writes a string would make it raise TypeError and lose the group, where the pure Python carried on.
+    """
+    value = record.get(name)
+    if value is None or value.__class__ is str:
+        return value
+    bad(f"malformed {name}")
+    return None
+
+
+def int_field(record: dict[str, Any], name: str, bad: Bad) -> int | None:
+    """An integer field of a record, as :func:`text_field` (a bool, float or string is not one)."""
+    value = record.get(name)
+    if value is None or value.__class__ is int:
+        return value
+    bad(f"malformed {name}")
+    return None
 
 
 def metadata_events(base: Event, record_ts: int | None, members: list[dict[str, Any]], protocol_type: Any,
@@ -80,11 +103,18 @@ def _join_end(base: Event, ts: int, columns: dict[str, Any]) -> Event:
             "prev_generation": generation - 1 if isinstance(generation, int) else None}
 
 
-def _member(m: dict[str, Any], consumer: bool, bad: Bad) -> dict[str, Any]:
+def _member(m: dict[str, Any], consumer: bool, bad: Bad) -> dict[str, Any] | None:
+    """The member's row; None (reported) for a member without a string id, which no event could name."""
+    member_id = m.get("memberId")
+    if member_id.__class__ is not str:
+        bad("member without an id")
+        return None
     out: dict[str, Any] = {
-        "member_id": interned(m.get("memberId")), "group_instance_id": interned(m.get("groupInstanceId")),
-        "client_id": interned(m.get("clientId")), "client_host": interned(m.get("clientHost")), "rack_id": None,
-        "session_timeout_ms": m.get("sessionTimeout"), "rebalance_timeout_ms": m.get("rebalanceTimeout"),
+        "member_id": sys.intern(member_id), "group_instance_id": interned(text_field(m, "groupInstanceId", bad)),
+        "client_id": interned(text_field(m, "clientId", bad)),
+        "client_host": interned(text_field(m, "clientHost", bad)), "rack_id": None,
+        "session_timeout_ms": int_field(m, "sessionTimeout", bad),
+        "rebalance_timeout_ms": int_field(m, "rebalanceTimeout", bad),
         "topics": None, "owned": None, "generation": None, "assignment": None,
     }
     if consumer:
@@ -112,10 +142,13 @@ def subscription_columns(value: Any, out: dict[str, Any], bad: Bad) -> None:
                    generation=-1 if sub.generation_id is None else sub.generation_id, rack_id=sub.rack_id)
         return
     try:
+        rack = value.get("rackId")
+        if rack is not None and rack.__class__ is not str:
+            raise TypeError("rackId")
         out.update(topics=[sys.intern(str(t)) for t in value.get("topics") or []],
                    owned=tps_of(value.get("ownedPartitions")),
-                   generation=int(value.get("generationId", -1)), rack_id=value.get("rackId"))
-    except (AttributeError, TypeError, KeyError, ValueError):
+                   generation=int(value.get("generationId", -1)), rack_id=rack)
+    except (AttributeError, TypeError, KeyError, ValueError, OverflowError):  # int(1e400): OverflowError
         bad("malformed subscription")
 
 
@@ -145,8 +178,20 @@ def tps_of(groups: Any, names: dict[str, str] | None = None, key: str = "topic")
         topic = sys.intern(str(group[key]))
         if names is not None:
             topic = names.get(topic, topic)
-        out += [{"topic": topic, "partition": int(p)} for p in group["partitions"]]
+        out += [{"topic": topic, "partition": partition(p)} for p in group["partitions"]]
     return out
+
+
+#: Kafka's partition ids are int32 (ConsumerProtocolAssignment's ``Partitions``: ``[]int32``), never negative.
+INT32_MAX = 2**31 - 1
+
+
+def partition(value: Any) -> int:
+    """A partition id; ValueError outside 0..2**31-1: the what-if would make a topic of as many partitions as
+    the highest one recorded says exist (a damaged ``1111…`` made it run for ever)."""
+    if value.__class__ is not int or not 0 <= value <= INT32_MAX:
+        raise ValueError(f"partition {value!r:.40} is not an int32 partition id")
+    return value
 
 
 
@@ -171,6 +216,8 @@ def legacy_members(text: Any, bad: Bad) -> list[dict[str, Any]] | None:
 
 def _legacy_tp(text: str) -> dict[str, Any]:
     topic, _, number = text.rpartition("-")
-    return tp(topic, int(number)) if topic and number.isdigit() else tp(text, -1)
+    if topic and number.isascii() and number.isdigit() and len(number) <= 10 and int(number) <= INT32_MAX:
+        return tp(topic, int(number))
+    return tp(text, -1)
 
 
