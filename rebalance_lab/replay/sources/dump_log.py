@@ -87,6 +87,7 @@ from rebalance_lab.replay.sources._log4j import first_head, starts_json
 from rebalance_lab.replay.sources.dump_log_fast import GroupMetadataReader
 from rebalance_lab.replay.sources.dump_log_k848 import k848_event
 from rebalance_lab.replay.sources.dump_log_values import (
+    INT64_MAX,
     BadRecord,
     Event,
     group_metadata_events,
@@ -167,7 +168,10 @@ class _Parser:
             raise BadRecord("record without a key (truncated line?)")
         key_text = text[at + 6:]
         offset = int(header[1])
-        ts = int(header[2]) * 1000 if header[2] is not None and int(header[2]) >= 0 else None
+        stamp = int(header[2]) if header[2] is not None else -1
+        if stamp > INT64_MAX:  # Kafka's record times are int64 ms; µs past 2**63 ms overflow a float in the replay
+            raise BadRecord("malformed record header")
+        ts = stamp * 1000 if stamp >= 0 else None
         if key_text.startswith("{"):
             return self.json_record(key_text, offset, ts)
         if key_text.startswith("group_metadata::group="):

@@ -24,6 +24,12 @@ Bad = Callable[[str], None]  # report an undecodable part of a record that still
 _LEGACY_MEMBER = re.compile(r"(?:^\{|,)(.+?)=(?:\[([^\]]*)\](?::[0-9A-Fa-f]*)?|[0-9A-Fa-f]*)(?=,|\}$)")
 
 
+#: Kafka's partition ids are int32 (ConsumerProtocolAssignment's ``Partitions``: ``[]int32``), never negative.
+INT32_MAX = 2**31 - 1
+#: Record and state times are int64 milliseconds; one past it is a damaged number (its µs overflow a float).
+INT64_MAX = 2**63 - 1
+
+
 class BadRecord(ValueError):
     """A record this adapter cannot use at all; the message is the report's reason."""
 
@@ -80,7 +86,7 @@ def metadata_events(base: Event, record_ts: int | None, members: list[dict[str, 
         "n_static": sum(1 for m in members if m["group_instance_id"] is not None),
     }
     out: list[Event] = []
-    state_us = state_ts * 1000 if isinstance(state_ts, int) and state_ts >= 0 else None
+    state_us = state_ts * 1000 if state_ts.__class__ is int and 0 <= state_ts <= INT64_MAX else None
     if state_us is not None:
         out.append(_join_end(base, state_us, columns))
     if record_ts is not None:
@@ -182,8 +188,6 @@ def tps_of(groups: Any, names: dict[str, str] | None = None, key: str = "topic")
     return out
 
 
-#: Kafka's partition ids are int32 (ConsumerProtocolAssignment's ``Partitions``: ``[]int32``), never negative.
-INT32_MAX = 2**31 - 1
 
 
 def partition(value: Any) -> int:

@@ -90,3 +90,15 @@ def test_numbers_of_more_than_4300_digits_are_reported_not_raised(tmp_path: Path
     assert (reasons, errors) == ({"malformed number": 1}, [])
     reasons, _, events = _replay(tmp_path, BROKER.replace("[GroupCoordinator 1]", f"[GroupCoordinator {HUGE}]", 1))
     assert (reasons, events) == ({}, 0)  # a prefix that is no coordinator's: the line is not one of its lines
+
+
+def test_a_record_time_past_int64_is_reported_and_a_state_time_past_it_is_no_time(tmp_path: Path) -> None:
+    """Kafka's record and state times are int64 ms; a longer number's µs overflowed a float in the replay
+    (OverflowError), compiled only for an old-form record."""
+    reasons, errors, events = _replay(tmp_path, RECORD.replace("CreateTime: 1795693690223", "CreateTime: " + "1" * 40))
+    assert (reasons, errors, events) == ({"malformed record header": 1}, [], 0)
+    reasons, errors, events = _replay(tmp_path, LEGACY.replace("CreateTime: 1740823203045", "CreateTime: " + "1" * 40))
+    assert (reasons, errors, events) == ({"malformed record header": 1}, [], 0)
+    damaged = RECORD.replace('"currentStateTimestamp":1795693690208', '"currentStateTimestamp":' + "1" * 40)
+    reasons, errors, events = _replay(tmp_path, damaged)
+    assert (reasons, errors, events) == ({}, [], 1)  # the snapshot at its record time, no JOIN_COMPLETE
