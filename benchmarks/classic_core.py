@@ -1,7 +1,7 @@
 """Benchmark: the classic group core's CPU per heartbeat and per JoinGroup/SyncGroup, in-process (issue 22).
 
     .venv/bin/python benchmarks/classic_core.py [--members 10000] [--heartbeats 50000] [--rounds 5]
-    .venv/bin/python benchmarks/classic_core.py --rebalances 3 [--members 10000] [--callgrind]
+    .venv/bin/python benchmarks/classic_core.py --rebalances 3 [--members 10000] [--callgrind] [--no-collector-pause]
 
 No sockets and no codec: one group of N members is formed through ``GroupService.call`` (the call every group
 handler makes) on a manual clock, its join and sync phases timed with ``time.process_time``; then rounds of
@@ -18,6 +18,7 @@ answer written by ``codec.encode_response`` when it is resolved, as the shell do
 rebalance and the minimum; ``--callgrind`` runs the same under ``valgrind --tool=callgrind`` and prints the
 instructions per member of the rebalances alone (load-independent; the counters are zeroed as the first frame is
 sent by a ``getppid()`` call and dumped after the last answer by a ``getpgrp()`` call, neither made anywhere else).
+The group service has serve's collector pause (coordinator/collector_pause.py) unless ``--no-collector-pause``.
 
 For before/after, run this script from two checkouts in turn (``git worktree add /tmp/before REV``; its
 ``rebalance_lab`` is imported from the checkout the script lives in).
@@ -41,6 +42,7 @@ from rebalance_lab.config import EmulatorConfig, GroupConfig
 from rebalance_lab.coordinator.classic.messages import JoinGroupInput, ProtocolEntry, SyncGroupInput
 from rebalance_lab.coordinator.clock import ManualClock
 from rebalance_lab.coordinator.cluster import BrokerInfo
+from rebalance_lab.coordinator.collector_pause import CollectorPause
 from rebalance_lab.coordinator.group_service import GroupService, service_of
 from rebalance_lab.coordinator.handlers import heartbeat as heartbeat_handler
 from rebalance_lab.coordinator.handlers import join_group as join_handler
@@ -173,9 +175,12 @@ def _expect(wire: Wire, frames: list[bytes], error: int, what: str) -> None:
             raise SystemExit(f"{what} answered error {got}, expected {error}")
 
 
-def wire_group(members: int) -> tuple[Wire, list[str]]:
-    """A group of ``members`` formed from frames (untimed): ids handed out, the join completed, every member synced."""
+def wire_group(members: int, pause: bool = True) -> tuple[Wire, list[str]]:
+    """A group of ``members`` formed from frames (untimed): ids handed out, the join completed, every member synced;
+    ``pause``: with serve's collector pause (collector_pause.py; an embedded emulator has none)."""
     world = make_world()
+    if pause:
+        service_of(world).collector_pause = CollectorPause()
     wire = Wire(world)
     ids = []
     for _ in range(members):
@@ -247,8 +252,8 @@ def _form(wire: Wire, ids: list[str]) -> None:
     _expect(wire, syncs, 0, "SyncGroup")
 
 
-def rebalances(members: int, count: int) -> None:
-    wire, ids = wire_group(members)
+def rebalances(members: int, count: int, pause: bool = True) -> None:
+    wire, ids = wire_group(members, pause)
     print(f"checkout {Path(__file__).resolve().parents[1]}  members {members}  load {os.getloadavg()[0]:.1f}")
     spent = []
     for n in range(1, count + 1):
@@ -257,6 +262,8 @@ def rebalances(members: int, count: int) -> None:
         print(f"rebalance {n}: {seconds:.3f} s CPU, {seconds * 1e6 / members:.1f} us CPU/member  "
               f"load {os.getloadavg()[0]:.1f}")
     print(f"rebalance min {min(spent) * 1e6 / members:.1f} us CPU/member over {count} rebalances of {members}")
+    pause = service_of(wire.world).collector_pause
+    print(f"collector pause: {'off' if pause is None else f'{pause.holds} holds'}")
 
 
 def callgrind(members: int, count: int) -> None:
@@ -294,9 +301,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--rebalances", type=int, default=0, help="time this many full rebalances instead")
     parser.add_argument("--callgrind", action="store_true", help="with --rebalances: instructions under callgrind")
+    parser.add_argument("--no-collector-pause", action="store_true",
+                        help="with --rebalances: without serve's collector pause (as an embedded emulator runs)")
     args = parser.parse_args()
     if args.rebalances:
-        (callgrind if args.callgrind else rebalances)(args.members, args.rebalances)
+        if args.callgrind:
+            callgrind(args.members, args.rebalances)
+        else:
+            rebalances(args.members, args.rebalances, not args.no_collector_pause)
         return
     world = make_world()
     ids, generation, joined, synced = form_group(world, args.members)

@@ -33,6 +33,7 @@ from rebalance_lab.coordinator.classic.messages import (
 from rebalance_lab.coordinator.classic.offsets_gate import OffsetDeleteCheck
 from rebalance_lab.coordinator.classic.records import GroupRecord
 from rebalance_lab.coordinator.cluster import TopicInfo
+from rebalance_lab.coordinator.collector_pause import CollectorPause, for_process
 from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.coordinator.handlers.base import Parked
 from rebalance_lab.coordinator.routing import check_coordinator
@@ -89,6 +90,8 @@ class GroupService:
         self._consumer: ConsumerGroupCoordinator | None = None
         self._routing: GroupRouting | None = None
         self._pending: dict[int, tuple[Parked, ResponseBuilder]] = {}
+        # serve's own process: no cyclic collections while a big rebalance parks its requests (collector_pause.py)
+        self.collector_pause: CollectorPause | None = for_process()
         self._tokens = itertools.count(1)
         self._subscribers: list[RecordSubscriber] = []
         self._topics: TopicsImage | None = None
@@ -117,6 +120,8 @@ class GroupService:
             self._pending[token] = (parked, build)
             if replies or fx.records:
                 self.apply(fx)
+            elif self.collector_pause is not None:
+                self.collector_pause.parked(len(self._pending))
         # Classic timers already due (a zero initial delay) fire now rather than on the shell's next timer turn,
         # so a manual clock needs no advance(0) for them; none is due after the usual request (nothing is run).
         # join_race "sampled": a classic timer this request made due expires on the shell's timer turn instead,
@@ -137,6 +142,8 @@ class GroupService:
     def apply(self, fx: Effects) -> None:
         for token, result in fx.replies:
             self._resolve(token, result)
+        if self.collector_pause is not None:
+            self.collector_pause.parked(len(self._pending))
         for record in fx.records:
             for subscriber in self._subscribers:
                 try:

@@ -66,6 +66,14 @@ def test_the_classic_core_benchmark_times_full_rebalances_through_the_codec_and_
     assert out.count("us CPU/member  load") == 2 and "rebalance min" in out
 
 
+def test_the_classic_core_benchmark_rebalances_with_serve_s_collector_pause_unless_told_not_to() -> None:
+    out = _run("classic_core.py", "--members", "300", "--rebalances", "1")
+    # the formation's joins (its leader syncs first: nothing parks), then the rebalance's joins and its syncs
+    assert "collector pause: 3 holds" in out
+    out = _run("classic_core.py", "--members", "300", "--rebalances", "1", "--no-collector-pause")
+    assert "collector pause: off" in out
+
+
 def test_the_classic_core_benchmark_counts_a_rebalance_s_instructions_under_callgrind() -> None:
     out = _run("classic_core.py", "--members", "10", "--rebalances", "1", "--callgrind")
     assert out.count("k instructions/member") == 2 and "rebalance min" in out

@@ -1,0 +1,146 @@
+"""The collector pause of a big rebalance (collector_pause.py, issue 22): off while many replies are parked, on
+again when they are answered, bounded, and never turning on a collector the embedding program turned off."""
+
+from __future__ import annotations
+
+import gc
+import sys
+import weakref
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from rebalance_lab.config import EmulatorConfig, GroupConfig
+from rebalance_lab.coordinator import collector_pause
+from rebalance_lab.coordinator.classic.messages import JoinGroupInput, ProtocolEntry, SyncGroupInput
+from rebalance_lab.coordinator.clock import ManualClock
+from rebalance_lab.coordinator.cluster import BrokerInfo
+from rebalance_lab.coordinator.collector_pause import HOLD_AT, RELEASE_BELOW, CollectorPause, for_process
+from rebalance_lab.coordinator.group_service import GroupService, service_of
+from rebalance_lab.coordinator.handlers.base import Parked
+from rebalance_lab.coordinator.world import World
+from rebalance_lab.protocol.errors import ErrorCode
+
+
+@pytest.fixture(autouse=True)
+def collector_on() -> Iterator[None]:
+    gc.enable()
+    yield
+    gc.enable()
+
+
+def test_a_hold_begins_at_hold_at_parked_replies_and_ends_when_they_fall_below_release_below() -> None:
+    pause = CollectorPause()
+    for count in range(1, HOLD_AT):
+        pause.parked(count)
+    assert gc.isenabled() and not pause.held
+    pause.parked(HOLD_AT)
+    assert not gc.isenabled() and pause.held and pause.holds == 1
+    pause.parked(RELEASE_BELOW)  # still a rebalance's worth parked
+    assert not gc.isenabled()
+    pause.parked(RELEASE_BELOW - 1)
+    assert gc.isenabled() and not pause.held
+
+
+def test_a_collector_turned_off_by_the_embedding_program_stays_off_after_a_hold() -> None:
+    gc.disable()
+    pause = CollectorPause()
+    pause.parked(HOLD_AT)
+    pause.parked(0)
+    assert not gc.isenabled()
+
+
+def test_a_hold_past_max_held_objects_ends_and_none_begins_until_the_parked_replies_fall(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(collector_pause, "MAX_HELD_OBJECTS", 1_000)
+    pause = CollectorPause()
+    pause.parked(HOLD_AT)
+    kept = [[n] for n in range(5_000)]  # tracked objects made while held
+    pause.parked(HOLD_AT + 1)
+    assert gc.isenabled() and not pause.held and len(kept) == 5_000
+    pause.parked(HOLD_AT + 2)
+    assert gc.isenabled() and pause.holds == 1  # the stalled rebalance starts no new hold
+    pause.parked(0)
+    pause.parked(HOLD_AT)
+    assert not gc.isenabled() and pause.holds == 2
+
+
+def test_close_ends_a_hold_and_the_pause_exists_only_in_serve_processes(monkeypatch: pytest.MonkeyPatch) -> None:
+    pause = CollectorPause()
+    pause.parked(HOLD_AT)
+    pause.close()
+    assert gc.isenabled()
+    assert for_process() is None  # a test run embeds the emulator: no pause
+    monkeypatch.setattr(sys, "argv", ["rebalance-lab", "serve", "--port", "0"])
+    assert isinstance(for_process(), CollectorPause)
+
+
+def _service() -> GroupService:
+    config = EmulatorConfig(port=0, seed=3, group=GroupConfig(initial_rebalance_delay_ms=100, join_race="separate"))
+    service = service_of(World(config, [BrokerInfo(0, "127.0.0.1", 9092, None)], ManualClock(1_000)))
+    service.collector_pause = CollectorPause()
+    return service
+
+
+def _join(service: GroupService, member_id: str) -> Parked:
+    inp = JoinGroupInput("g", member_id, "consumer", (ProtocolEntry("range", b""),), 10_000, 10_000)
+    return service.call(service.routing.join_group, inp, lambda result: result)
+
+
+def _sync(service: GroupService, member_id: str, generation: int, assignments: Any = ()) -> Parked:
+    inp = SyncGroupInput("g", member_id, generation, assignments=assignments)
+    return service.call(service.routing.sync_group, inp, lambda result: result)
+
+
+def _rebalance(service: GroupService, ids: list[str]) -> tuple[list[Parked], list[Parked]]:
+    """Every member (re)joins, the leader first (the initial delay, if any, then ends), then syncs, the leader
+    last with every assignment."""
+    joins = [_join(service, member_id) for member_id in ids]
+    clock = service._world.clock
+    assert isinstance(clock, ManualClock)
+    while not joins[0].done:  # the initial delay, extended while members arrived
+        clock.advance(100)
+        service._world.fire_timers()
+    assert all(p.done and p.value.error is ErrorCode.NONE for p in joins)
+    generation, leader = joins[0].value.generation_id, joins[0].value.leader
+    pause = service.collector_pause
+    assert pause is not None and gc.isenabled() and not pause.held  # released at the joins' answers
+    syncs = [_sync(service, member_id, generation) for member_id in ids if member_id != leader]
+    assert not gc.isenabled() and pause.held
+    syncs.append(_sync(service, leader, generation, tuple((m, b"x") for m in ids)))
+    assert all(p.done and p.value.error is ErrorCode.NONE for p in syncs)
+    assert gc.isenabled() and not pause.held and service.pending_replies == 0
+    return joins, syncs
+
+
+def test_a_big_groups_join_and_sync_phases_are_held_and_the_collector_is_on_once_each_is_answered() -> None:
+    service = _service()
+    ids = [_join(service, "").value.member_id for _ in range(HOLD_AT + 10)]  # MEMBER_ID_REQUIRED: nothing parked
+    pause = service.collector_pause
+    assert pause is not None and pause.holds == 0
+    _rebalance(service, ids)  # the group formed: its joins held, then its syncs
+    assert pause.holds == 2
+    _rebalance(service, ids)  # a full rebalance of the formed group, the leader's rejoin first
+    assert pause.holds == 4
+
+
+def _parked_answered(answers: list[Any]) -> weakref.ref[Parked]:
+    """A reply parked and resolved as the shell's arrival path does it: its callback, a closure, holds the reply."""
+    parked = Parked()
+
+    def resolved(body: Any) -> None:
+        answers.append((parked.done, body))
+
+    parked.on_resolve = resolved
+    parked.resolve("answer")
+    parked.resolve("again")  # resolved once
+    return weakref.ref(parked)
+
+
+def test_a_resolved_parked_reply_drops_its_callback_so_a_closure_holding_it_is_freed_without_the_collector() -> None:
+    gc.disable()
+    answers: list[Any] = []
+    alive = _parked_answered(answers)
+    assert answers == [(True, "answer")]
+    assert alive() is None  # freed by reference counting: no cycle left for the cyclic collector
