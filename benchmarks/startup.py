@@ -17,7 +17,11 @@ Prints (issue 22 item 3; goal: ready in <= 100 ms, median of 5 starts, under 40 
 * one more start under ``python -X importtime``: the ``rebalance_lab`` modules serve imported, the ten
   costliest (cumulative, with their own time), and the total import time;
 * one more start with ``--log-level INFO``: serve's warm-up once it listens (rebalance_lab/warm_up.py): its
-  steps, CPU and longest step, i.e. the longest a request arriving meanwhile waits for it.
+  steps, CPU and longest step, i.e. the longest a request arriving meanwhile waits for it;
+* one more start like the measured ones, with ``--log-level INFO``, until its early shell hands over to the
+  asyncio shell (coordinator/early_serve.py): how many requests the early shell answered before asyncio was ready
+  (3 or more: both JoinGroups were its own), when it handed over (ms after listening) and how long the import
+  thread took; per checkout with ``--compare``.
 
 Every start reads bytecode from a cache the first, unreported start fills (``PYTHONPYCACHEPREFIX`` in a
 temporary directory), as an installed package does: with ``PYTHONDONTWRITEBYTECODE`` set (some sandboxes set
@@ -112,15 +116,18 @@ def child_env(pycache: str, source: str | None = None) -> dict[str, str]:
     return env
 
 
-def one_start(port: int, python_flags: tuple[str, ...] = (), env: dict[str, str] | None = None) -> Start:
-    """One ``serve`` process, from its launch to its first accepted JoinGroup."""
-    cmd = [sys.executable, *python_flags, "-c", "from rebalance_lab.cli import main; main()", *SERVE]
+def one_start(port: int, python_flags: tuple[str, ...] = (), env: dict[str, str] | None = None,
+              serve_flags: tuple[str, ...] = (), after: tuple[str, ...] = ()) -> Start:
+    """One ``serve`` process, from its launch to its first accepted JoinGroup (then, with ``after``, until a line
+    of its standard error holds one of those words)."""
+    cmd = [sys.executable, *python_flags, "-c", "from rebalance_lab.cli import main; main()", *SERVE, *serve_flags]
     cmd[cmd.index("0")] = str(port)
     frames = (_join_request("", 1), lambda member: _join_request(member, 2))
     started = time.perf_counter()
     # run from a folder without a rebalance_lab package: ``-c`` puts the working directory first on sys.path
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env,
                             cwd=tempfile.gettempdir())
+    seen = ""
     try:
         with _connect(port, proc, started) as sock:
             first = _call(sock, frames[0])
@@ -131,10 +138,35 @@ def one_start(port: int, python_flags: tuple[str, ...] = (), env: dict[str, str]
                 raise RuntimeError(f"JoinGroup answered {joined.error_code}")  # type: ignore[attr-defined]
         elapsed = time.perf_counter() - started
         cpu, rss = process_cpu_s(proc.pid), _rss_mib(proc.pid)
+        if after:
+            seen = _wait_for_line(proc, *after)
     finally:
         proc.terminate()
         _out, err = proc.communicate(timeout=10)
-    return Start(elapsed, cpu, rss, err)
+    return Start(elapsed, cpu, rss, seen + err)
+
+
+def _wait_for_line(proc: subprocess.Popen[str], *marks: str) -> str:
+    """Standard error up to the first line holding one of ``marks`` (or to its end)."""
+    assert proc.stderr is not None
+    lines = []
+    for line in proc.stderr:
+        lines.append(line)
+        if any(mark in line for mark in marks):
+            break
+    return "".join(lines)
+
+
+def early_shell_line(env: dict[str, str]) -> str:
+    """What the early shell did in a start like the measured ones (its INFO line at the handoff): the requests it
+    answered before asyncio was ready (the JoinGroups, if it answered them), and when it handed over."""
+    # the warm-up's line comes after the handoff, and in a checkout without an early shell
+    err = one_start(_free_port(), env=env, serve_flags=("--log-level", "INFO"),
+                    after=("early shell:", "warm-up done")).stderr
+    for line in err.splitlines():
+        if "early shell: " in line:
+            return line.split("early shell: ", 1)[1].strip()
+    return "no early shell (this checkout has none, or serve stopped first)"
 
 
 # The floor of any asyncio server in Python: the interpreter, ``import asyncio``, a listening socket and one
@@ -265,8 +297,11 @@ def main() -> None:
         err = one_start(_free_port(), ("-X", "importtime"), env=trees[""]).stderr
         warm_up_line(trees[""])  # its modules' bytecode and dataclass methods cached, as after any earlier run
         warm = warm_up_line(trees[""])
+        early = {label: early_shell_line(env) for label, env in trees.items()}
     print("\n".join(import_table(err, args.top)))
     print(f"warm-up after listening: {warm}; {_load()}")
+    for label, line in early.items():
+        print(f"{label}early shell: {line}")
 
 
 if __name__ == "__main__":

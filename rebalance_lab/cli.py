@@ -479,6 +479,8 @@ async def _serve(config: EmulatorConfig, warm_up: bool = True, early: EarlyServe
         # every later collection's walk, as the shell does with what a big request leaves (connection.py)
         gc.freeze()
         gc.enable()
+    if early is not None:
+        early.log_handed_over()
     control = None
     if config.control_port is not None:  # faults reach a serve process only through the endpoint
         from rebalance_lab.control import toolkit

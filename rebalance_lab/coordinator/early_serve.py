@@ -22,8 +22,14 @@ from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator.early import EarlyShell
 from rebalance_lab.coordinator.request_core import RequestCore
 
+# Both the asyncio shell (server.py) and a handler the early shell runs (metadata) import this: imported here, so
+# no module is imported by the two threads at once (importlib's deadlock detection could hand one of them a
+# module half made; tests/unit/test_serve_imports.py checks the two sets are apart)
+from rebalance_lab.security import additional  # noqa: F401
+
 log = logging.getLogger("rebalance_lab.server")
 _SWITCH_INTERVAL_S = 0.001  # while both threads run: how long a request may wait for the import thread
+_STOP_JOIN_S = 10.0  # a stop in the early phase waits for the import (a dataclass it makes may be being cached)
 
 
 class EarlyServe:
@@ -50,15 +56,18 @@ class EarlyServe:
             self.shell.run(lambda: self._done or self.stop_requested)
         finally:
             sys.setswitchinterval(interval)
+        thread.join(None if not self.stop_requested else _STOP_JOIN_S)  # its imports finished: none half made
         if self.stop_requested:
             return False
-        thread.join()
         if self._failure is not None:
             raise self._failure
+        return True
+
+    def log_handed_over(self) -> None:
+        """One INFO line once the asyncio shell has taken over (benchmarks/startup.py reads it)."""
         log.info("early shell: %d requests answered before asyncio was ready; handed over %.1f ms after listening "
                  "(asyncio and its shell imported in %.1f ms)", self.shell.answered,
                  (time.perf_counter() - self.listening_at) * 1000, (self.import_s or 0.0) * 1000)
-        return True
 
     def close(self) -> None:
         self.shell.close()

@@ -92,6 +92,7 @@ def test_the_startup_benchmark_prints_the_median_start_the_rss_and_the_import_to
     assert out.count("ms cumulative") == 10
     assert "bare asyncio server -> first answer: min" in out  # the floor beside serve's figures
     assert "warm-up after listening: " in out and "longest step" in out  # what a request may wait for once it listens
+    assert "early shell: " in out and "requests answered before asyncio was ready" in out  # and before it
 
 
 def test_the_kip848_scale_benchmark_prints_the_core_exponents_and_the_emulator_figures() -> None:

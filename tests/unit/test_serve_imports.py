@@ -335,3 +335,35 @@ def test_the_early_shell_answers_a_consumers_first_requests_without_asyncio_impo
     done = subprocess.run([sys.executable, "-c", _EARLY_JOIN], capture_output=True, text=True, timeout=60,
                           cwd=tempfile.gettempdir())
     assert done.stdout.split() == ["1", "7", "False", "False"], done.stderr
+
+
+_IMPORTED_BY = """
+import sys
+from rebalance_lab import cli
+from rebalance_lab.config import EmulatorConfig
+from rebalance_lab.coordinator import early_serve
+before = set(sys.modules)
+if sys.argv[1] == "thread":
+    cli._import_asyncio_shell(EmulatorConfig())
+else:
+    from rebalance_lab.coordinator.early import EARLY_APIS
+    from rebalance_lab.coordinator.handlers import load_handlers
+    handlers = load_handlers()
+    for api_key in EARLY_APIS:
+        handlers[api_key].handle
+print(" ".join(sorted(set(sys.modules) - before)))
+"""
+
+
+def test_the_import_thread_and_the_early_shells_handlers_import_no_module_in_common() -> None:
+    """serve's import thread (asyncio and its shell) and the early loop (the handlers of the APIs it serves, on their
+    first request) run at once: a module both import could be handed half made to one of them (importlib's
+    deadlock detection), so whatever both need is imported before the thread starts (early_serve.py)."""
+    def imported(side: str) -> set[str]:
+        done = subprocess.run([sys.executable, "-c", _IMPORTED_BY, side], capture_output=True, text=True, check=True,
+                              timeout=60, cwd=tempfile.gettempdir())
+        return set(done.stdout.split())
+
+    thread, early = imported("thread"), imported("early")
+    assert "asyncio" in thread and "rebalance_lab.coordinator.handlers.join_group" in early
+    assert thread & early == set()
