@@ -99,6 +99,7 @@ class EarlyShell:
         self._armed: tuple[int, float] | None = None  # (the world's next deadline, when its timer turn runs)
         self._unparked: Callable[[EarlyConnection], None] | None = None  # after the handoff: take it over
         self.answered = 0  # requests answered by this loop (a parked one: when its answer was written)
+        self.busy = False  # a turn is serving (not waiting in select)
 
     @classmethod
     def listening(cls, core: RequestCore) -> EarlyShell:
@@ -112,8 +113,11 @@ class EarlyShell:
 
     def run(self, done: Callable[[], bool]) -> None:
         """Serve until ``done()`` says so; it is asked after every turn (:meth:`wake` starts a turn)."""
-        while not done():
-            self.turn(None)
+        try:
+            while not done():
+                self.turn(None)
+        finally:
+            self.busy = False
 
     def wake(self) -> None:
         """Make the loop turn now (from another thread or a signal handler)."""
@@ -126,8 +130,11 @@ class EarlyShell:
         assert self._selector is not None, "the early shell has handed over"
         due = self._timeout()
         wait = due if timeout is None else timeout if due is None else min(due, timeout)
-        for key, events in self._selector.select(wait):
-            key.data(events)
+        self.busy = False
+        events = self._selector.select(wait)
+        self.busy = True  # serve's import thread waits before its next module (early_serve.py)
+        for key, mask in events:
+            key.data(mask)
         self._fire_due()
         ready, self._ready = self._ready, []
         for conn in ready:

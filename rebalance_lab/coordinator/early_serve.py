@@ -29,6 +29,8 @@ from rebalance_lab.security import additional  # noqa: F401
 
 log = logging.getLogger("rebalance_lab.server")
 _SWITCH_INTERVAL_S = 0.001  # while both threads run: how long a request may wait for the import thread
+_YIELD_STEP_S = 0.0005
+_YIELD_MAX_S = 0.02  # the longest the import thread waits before one module (a bound, not a schedule)
 _STOP_JOIN_S = 10.0  # a stop in the early phase waits for the import (a dataclass it makes may be being cached)
 
 
@@ -74,10 +76,14 @@ class EarlyServe:
 
     def _import(self, import_rest: Callable[[], None]) -> None:
         started = time.perf_counter()
+        hook = _YieldToRequests(self.shell, threading.get_ident())
+        sys.meta_path.insert(0, hook)
         try:
             import_rest()
         except BaseException as exc:  # raised again in the main thread: serve fails as it would have
             self._failure = exc
+        finally:
+            sys.meta_path.remove(hook)
         self.import_s = time.perf_counter() - started
         self._done = True
         self.shell.wake()
@@ -87,3 +93,22 @@ class EarlyServe:
         shell = getattr(self, "shell", None)  # None while the world is made: the loop then does not start
         if shell is not None:
             shell.wake()
+
+
+class _YieldToRequests:
+    """A finder first on ``sys.meta_path`` while the import thread runs: before each module that thread imports, it
+    waits while the early loop is serving (EarlyShell.busy), at most _YIELD_MAX_S, so a client's first requests
+    mostly have the interpreter to themselves instead of sharing it switch interval by switch interval. It finds
+    nothing itself (None: the next finder looks), and another thread's imports pass straight through."""
+
+    def __init__(self, shell: EarlyShell, thread_id: int) -> None:
+        self._shell = shell
+        self._thread_id = thread_id
+
+    def find_spec(self, _name: str, _path: object = None, _target: object = None) -> None:
+        if threading.get_ident() != self._thread_id:
+            return
+        waited = 0.0
+        while self._shell.busy and waited < _YIELD_MAX_S:
+            time.sleep(_YIELD_STEP_S)  # the GIL released: the early loop runs
+            waited += _YIELD_STEP_S

@@ -234,3 +234,36 @@ def test_new_connections_after_the_handoff_are_served_by_the_asyncio_shell_with_
 
     with early:
         assert asyncio.run(asyncio_ready()) == (2, 3)
+
+
+def test_serves_early_phase_answers_while_its_import_thread_runs_and_leaves_nothing_behind() -> None:
+    """EarlyServe.run: the early loop answers a request sent from inside the import thread's work (so while it
+    runs), ends when that work is done, and restores the switch interval and sys.meta_path (the finder that makes
+    the import thread wait while the loop serves is gone)."""
+    import signal
+    import sys
+
+    from rebalance_lab.coordinator.early_serve import EarlyServe
+
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    interval = sys.getswitchinterval()
+    try:
+        early = EarlyServe(EmulatorConfig(port=0))
+        seen: list[object] = []
+
+        def import_rest() -> None:
+            seen.append(any(type(f).__name__ == "_YieldToRequests" for f in sys.meta_path))
+            seen.append(sys.getswitchinterval())
+            with _client(early.shell) as sock:
+                sock.sendall(_frame(API_VERSIONS, 0, 41))
+                seen.append(_correlation(_read_frame(sock)))
+
+        assert early.run(import_rest) is True
+        early.close()
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    assert seen == [True, 0.001, 41]
+    assert early.shell.answered == 1
+    assert sys.getswitchinterval() == interval
+    assert not any(type(f).__name__ == "_YieldToRequests" for f in sys.meta_path)
