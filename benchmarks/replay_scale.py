@@ -579,6 +579,16 @@ def report_runs(events: int, master: str, spark: list[float], single: list[float
     return met
 
 
+def force_task_counts(input_bytes: int, parse_tasks: int, partitions: int) -> None:
+    """Spark's task sizes set so that ``input_bytes`` make about ``parse_tasks`` parse tasks and exactly
+    ``partitions`` replay partitions (the driver plans both; at least two per core either way)."""
+    from rebalance_lab.replay import spark, tasks
+
+    tasks.TASK_BYTES = input_bytes // parse_tasks + 1
+    spark.BYTES_PER_PARTITION = input_bytes // partitions + 1
+    spark.MIN_BYTES_PER_PARTITION = min(spark.MIN_BYTES_PER_PARTITION, spark.BYTES_PER_PARTITION)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--events", type=int, default=1_000_000, help="events to generate (default: %(default)s)")
@@ -595,6 +605,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-single", action="store_true", help="time only the Spark run")
     parser.add_argument("--runs", type=int, default=1,
                         help="pairs of runs, Spark and single process alternately (default: %(default)s)")
+    parser.add_argument("--spark-tasks", default=None, metavar="PARSE,REPLAY",
+                        help="force Spark's parse tasks and replay partitions (e.g. 29,46, what 1e6 events made with "
+                             "32/20 MB per task), to measure the per-task cost on a smaller input")
     args = parser.parse_args(argv)
     # v2: hourly logs, a dump per partition; v3: every group spends its whole budget (v2 made 92% of --events);
     # v4: a member's subscription carries the generation it last took part in, not -1 when it owns nothing
@@ -609,6 +622,10 @@ def main(argv: list[str] | None = None) -> int:
           f"{counts['generations']:,} generations over {args.groups:,} groups -> {len(files)} {args.inputs} files, "
           f"{lines:,} lines, {size / 1e6:.0f} MB in {work / 'inputs'} ({time.perf_counter() - begun:.1f} s)")
 
+    if args.spark_tasks:
+        parse_tasks, partitions = (int(n) for n in args.spark_tasks.split(","))
+        force_task_counts(size, parse_tasks, partitions)
+        print(f"Spark forced to {parse_tasks} parse tasks and {partitions} replay partitions")
     print(_load())
     spark_runs: list[float] = []
     single_runs: list[float] = []

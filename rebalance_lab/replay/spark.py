@@ -66,9 +66,13 @@ DAEMON_MODULE = "rebalance_lab.replay.spark_daemon"
 BUSY_GROUPS = 20
 #: Nested columns the report does not read, left in the Parquet only.
 _REPORT_DROPS = {"group_generations": ("members",), "whatif_results": ("assignment",)}
-#: Input bytes per replay partition aimed at (about 25,000 events of broker logs and offsets dumps; the events
-#: are not counted before the replay's partitions are chosen); more partitions than cores balance storm groups.
-BYTES_PER_PARTITION = 20 * 2**20
+#: Input bytes per replay partition aimed at (about 150,000 events of broker logs and offsets dumps; the events
+#: are not counted before the replay's partitions are chosen); at least two partitions per core. A partition holds
+#: only its groups' packed events (about a twelfth of its input bytes), one group unpacked at a time. Every replay
+#: partition is a task and a shuffle segment of every parse task, whose cost in the JVM grows with parse tasks x
+#: partitions: 20 MB made 46 partitions of a 1e6-event input (953 MB, 1,334 segments; issue 20, FIDELITY.md).
+#: Hash-partitioned thousands of groups stay even: a partition of 1,000 groups is within a few % of the others.
+BYTES_PER_PARTITION = 128 * 2**20
 MIN_BYTES_PER_PARTITION = 2 * 2**20
 
 # Root at WARN, the level Spark's shell logic expects (any other makes it print "Setting default log level"),

@@ -45,8 +45,12 @@ from rebalance_lab.replay.timeline import sort_key
 #: Events a parse task converts to Arrow and writes at a time.
 BATCH_EVENTS = 20_000
 
-#: Input bytes a parse task aims at (Spark's own split size for files is 128 MB; parsing is slower than reading).
-TASK_BYTES = 32 * 2**20
+#: Input bytes a parse task aims at (Spark's own split size for files is 128 MB). Each task costs the local JVM
+#: ~40 ms of CPU besides its rows (launching the Python runner, converting the batches, a shuffle file segment per
+#: replay partition) and its Python worker ~10 ms: with 32 MB a 1e6-event input (953 MB) made 29 parse tasks, and
+#: forcing those counts on a 1e5-event input cost 3 JVM CPU-s more than 8 tasks did (issue 20; FIDELITY.md).
+#: A task of 128 MB holds its events (~150,000, a few hundred MB) until it packs them by group.
+TASK_BYTES = 128 * 2**20
 
 #: Rows of a derived table a replay task gathers (over whole groups) before writing them.
 BATCH_ROWS = 20_000
@@ -214,7 +218,7 @@ def _events_of(path: str, name: str, settings: ParseSettings, report: ParseRepor
         report.unparsable(name, "unreadable file", str(exc))
 
 
-def plan_parse_tasks(sizes: Sequence[int], parallelism: int, task_bytes: int = TASK_BYTES) -> list[list[int]]:
+def plan_parse_tasks(sizes: Sequence[int], parallelism: int, task_bytes: int | None = None) -> list[list[int]]:
     """File indices per parse task: about ``task_bytes`` each, at least two tasks per core (while there are
     files), packed largest file first onto the lightest task, so the cores finish together.
 
@@ -223,7 +227,7 @@ def plan_parse_tasks(sizes: Sequence[int], parallelism: int, task_bytes: int = T
     """
     if not sizes:
         return []
-    wanted = max(2 * max(1, parallelism), math.ceil(sum(sizes) / task_bytes))
+    wanted = max(2 * max(1, parallelism), math.ceil(sum(sizes) / (task_bytes or TASK_BYTES)))
     bins: list[tuple[int, int, list[int]]] = [(0, i, []) for i in range(min(len(sizes), wanted))]
     for idx in sorted(range(len(sizes)), key=lambda i: (-sizes[i], i)):
         load, number, chosen = heapq.heappop(bins)
