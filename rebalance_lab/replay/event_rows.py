@@ -85,7 +85,10 @@ def tp_key(value: dict[str, Any]) -> tuple[str, int]:
 def parse_tp(text: str) -> dict[str, Any]:
     """``TopicPartition.toString`` (``topic-partition``) back to a tp; split on the *last* ``-`` (§3.1)."""
     topic, sep, number = text.strip().rpartition("-")
-    if not sep or not topic or not number.lstrip("-").isdigit():
+    # An int32 partition id (at most 10 ASCII digits): a longer one made the what-if build a topic of that many
+    # partitions (it ran for ever), and int() refuses more than 4,300 digits or a digit such as "²".
+    if not sep or not topic or not (number.isascii() and number.isdigit() and len(number) <= 10) \
+            or int(number) > 2**31 - 1:
         raise EventError(f"{text!r} is not a topic-partition")
     return tp(topic, int(number))
 

@@ -102,3 +102,22 @@ def test_a_record_time_past_int64_is_reported_and_a_state_time_past_it_is_no_tim
     damaged = RECORD.replace('"currentStateTimestamp":1795693690208', '"currentStateTimestamp":' + "1" * 40)
     reasons, errors, events = _replay(tmp_path, damaged)
     assert (reasons, errors, events) == ({}, [], 1)  # the snapshot at its record time, no JOIN_COMPLETE
+
+
+@pytest.mark.parametrize("old", ['"memberId":"a-96826151-ec1c-4d52-b5df-bd5704673249"', '"clientId":"a"'])
+def test_a_dump_string_with_a_lone_utf16_surrogate_is_reported(tmp_path: Path, old: str) -> None:
+    """JSON can escape half a surrogate pair (``\\ud800``), UTF-8 cannot hold it: the what-if's Java string hash
+    raised UnicodeEncodeError on such a member id, compiled and pure."""
+    damaged = RECORD.replace(old, old.split(":")[0] + r':"\ud800"', 1)
+    reasons, errors, events = _replay(tmp_path, damaged)
+    assert (reasons, errors, events) == ({"malformed string (a lone UTF-16 surrogate)": 1}, [], 0)
+    paired = RECORD.replace(old, old.split(":")[0] + r':"\ud83d\ude00"', 1)  # a pair is one character: read
+    assert _replay(tmp_path, paired) == ({}, [], 2)
+
+
+def test_a_kip848_partition_past_int32_in_a_broker_log_is_reported(tmp_path: Path) -> None:
+    """``<topic id>-<p>@<epoch>`` with p of 19 digits: the what-if built a topic of that many partitions."""
+    line = next(line for line in (SAMPLES / "kafka-4.4-consumer-group.log").read_text().splitlines()
+                if "2BBcQfIZRwGtbNnGJTJnEA-5@7" in line)
+    reasons, errors, _ = _replay(tmp_path, line.replace("-5@7", "-9223372036854775809@7"))
+    assert (reasons, errors) == ({"malformed k848_state": 1}, [])
