@@ -14,8 +14,8 @@ from pathlib import Path
 
 SAMPLES = Path(__file__).resolve().parent / "samples"
 
-#: The sample sets a case starts from: the compiled parsers' inputs (broker logs, dumps) and a Java client
-#: log (its parser is Python, the fold it feeds is compiled), alone and a log with its dump.
+#: The sample sets a case starts from: the compiled parsers' inputs (broker logs, dumps) and Java client logs and
+#: console JSON (their parsers are Python, the fold they feed is compiled), alone and a log with its dump.
 SETS: tuple[tuple[str, ...], ...] = (
     ("evidence-kafka-4.4.0/server.log",),
     ("evidence-kafka-3.9.2/server.log",),
@@ -28,7 +28,8 @@ SETS: tuple[tuple[str, ...], ...] = (
     ("evidence-kip848-4.4.0/server.log", "evidence-kip848-4.4.0/offsets.dump.txt"),
     ("broker-java-4x.log",), ("broker-scala-2x.log",), ("broker-scala-3x.log",),
     ("kafka-4.4-consumer-group.log",), ("kafka-4.4-consumer-group.dump.txt",),
-    ("dump-log-3.7.txt",), ("dump-log-3.8.txt",), ("client-static-coop.log",),
+    ("dump-log-3.7.txt",), ("dump-log-3.8.txt",), ("client-static-coop.log",), ("client-dynamic.log",),
+    ("console-4x.json",),
 )
 WHATIFS: tuple[tuple[str, ...], ...] = ((), ("cooperative-sticky",), ("range", "sticky"), ("roundrobin+static",))
 

@@ -38,6 +38,9 @@ def _require_build() -> None:
         if os.environ.get("CI") == "true":
             pytest.fail("./dev test builds the compiled modules: none in .native/")
         pytest.skip("no compiled build here (python -m rebalance_lab.compiled build)")
+    if os.environ.get("CI") != "true" and compiled.source_hashes() != json.loads(
+            (compiled._target() / compiled.MANIFEST).read_text()).get("sources"):
+        pytest.skip("the compiled build is stale (python -m rebalance_lab.compiled build)")  # CI builds afresh
 
 
 def _run(cases_file: Path, python_only: bool) -> dict[str, Any]:
