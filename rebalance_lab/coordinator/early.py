@@ -47,6 +47,7 @@ log = logging.getLogger("rebalance_lab.server")
 EARLY_APIS = frozenset({18, 3, 10, 11, 14, 12, 13, 9, 8, 2, 15, 16, 19, 22, 68})
 _OFFLOAD_BYTES = 256 * 1024  # server.py: a frame this big is decoded in the codec thread
 _READ_SIZE = 64 * 1024
+_HIGH_WATER = 256 * 1024  # connection.py's WRITE_HIGH_WATER: unsent answers above which a peer is not read
 _SIZE = struct.Struct(">i")
 
 
@@ -197,7 +198,8 @@ class EarlyShell:
         """Read while nothing is in flight; write while answers are unsent."""
         if self._selector is None or conn.sock.fileno() < 0:
             return
-        events = 0 if conn.parked or conn.held is not None or conn.closing else selectors.EVENT_READ
+        stop_reading = conn.parked or conn.held is not None or conn.closing or len(conn.unsent) > _HIGH_WATER
+        events = 0 if stop_reading else selectors.EVENT_READ
         if conn.unsent:
             events |= selectors.EVENT_WRITE
         try:
@@ -217,7 +219,7 @@ class EarlyShell:
         if events & selectors.EVENT_READ and conn.cid in self.connections:
             self._receive(conn)
         elif conn.cid in self.connections:
-            self._watch(conn)
+            self._serve(conn)  # its peer read some answers: the requests it sent meanwhile may be served now
 
     def _receive(self, conn: EarlyConnection) -> None:
         try:
@@ -239,8 +241,10 @@ class EarlyShell:
         self._serve(conn)
 
     def _serve(self, conn: EarlyConnection) -> None:
-        """Answer ``conn``'s complete requests in order, until one waits (parked) or is left for asyncio."""
-        while not (conn.parked or conn.held is not None or conn.closing) and conn.cid in self.connections:
+        """Answer ``conn``'s complete requests in order, until one waits (parked) or is left for asyncio, or its
+        peer leaves more than _HIGH_WATER bytes of answers unread (as Kafka mutes a channel in flight)."""
+        while (not (conn.parked or conn.held is not None or conn.closing) and len(conn.unsent) <= _HIGH_WATER
+               and conn.cid in self.connections):
             try:
                 payload = conn.frames.next_frame()
                 if payload is None:

@@ -8,6 +8,7 @@ no sleeps, no threads.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import select
 import socket
 import struct
@@ -267,3 +268,33 @@ def test_serves_early_phase_answers_while_its_import_thread_runs_and_leaves_noth
     assert early.shell.answered == 1
     assert sys.getswitchinterval() == interval
     assert not any(type(f).__name__ == "_YieldToRequests" for f in sys.meta_path)
+
+
+def test_a_peer_that_leaves_its_answers_unread_is_not_read_past_the_high_water_mark(shell: EarlyShell) -> None:
+    """As the asyncio shell (connection.py's WRITE_HIGH_WATER): once 256 KiB of answers wait, the early shell
+    stops taking that peer's requests; they are all answered, in order, once it reads."""
+    count = 20_000
+    frames = b"".join(_frame(API_VERSIONS, 3, i, client_software_name="t", client_software_version="1")
+                      for i in range(count))
+    sock = _client(shell)
+    sock.setblocking(False)
+    sent = 0
+    for _ in range(2_000):
+        with contextlib.suppress(BlockingIOError):
+            sent += sock.send(frames[sent:sent + 65_536])
+        shell.turn(0)
+    (conn,) = shell.connections.values()
+    assert 256 * 1024 < len(conn.unsent) < 256 * 1024 + 2 * 1024  # one answer past the mark at most
+    last, buffer = -1, bytearray()
+    while last < count - 1:
+        with contextlib.suppress(BlockingIOError):
+            sent += sock.send(frames[sent:sent + 65_536]) if sent < len(frames) else 0
+        shell.turn(0)
+        with contextlib.suppress(BlockingIOError):
+            buffer += sock.recv(1 << 20)
+        while len(buffer) >= 4 and len(buffer) >= 4 + (size := struct.unpack_from(">i", buffer)[0]):
+            correlation = _correlation(bytes(buffer[4:4 + size]))
+            assert correlation == last + 1
+            last = correlation
+            del buffer[:4 + size]
+    sock.close()
