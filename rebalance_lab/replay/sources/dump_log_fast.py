@@ -9,7 +9,13 @@ from typing import Annotated, Any
 
 import msgspec
 
-from rebalance_lab.replay.sources.dump_log_values import INT32_MAX, Bad, assignment_tps, subscription_columns
+from rebalance_lab.replay.sources.dump_log_values import (
+    INT32_MAX,
+    INT32_MIN,
+    Bad,
+    assignment_tps,
+    subscription_columns,
+)
 
 # --- GroupMetadata records in the shape dump-log prints, typed (the fast path) ------------------------------------
 
@@ -33,7 +39,7 @@ class _Subscription(_Typed):
     # (GroupMetadataReader.tp_lists): a subscription's text also differs by its generation, and a member's
     # owned partitions can repeat an assignment text.
     owned_partitions: msgspec.Raw = msgspec.Raw(b"[]")
-    generation_id: int = -1
+    generation_id: Annotated[int, msgspec.Meta(ge=INT32_MIN, le=INT32_MAX)] = -1  # int32, as the general path
     rack_id: str | None = None
 
 

@@ -26,6 +26,7 @@ _LEGACY_MEMBER = re.compile(r"(?:^\{|,)(.+?)=(?:\[([^\]]*)\](?::[0-9A-Fa-f]*)?|[
 
 #: Kafka's partition ids are int32 (ConsumerProtocolAssignment's ``Partitions``: ``[]int32``), never negative.
 INT32_MAX = 2**31 - 1
+INT32_MIN = -(2**31)
 #: Record and state times are int64 milliseconds; one past it is a damaged number (its µs overflow a float).
 INT64_MAX = 2**63 - 1
 
@@ -151,9 +152,11 @@ def subscription_columns(value: Any, out: dict[str, Any], bad: Bad) -> None:
         rack = value.get("rackId")
         if rack is not None and rack.__class__ is not str:
             raise TypeError("rackId")
+        generation = int(value.get("generationId", -1))
+        if not INT32_MIN <= generation <= INT32_MAX:  # an int32; the what-if packs it into the member's user data
+            raise ValueError("generationId")
         out.update(topics=[sys.intern(str(t)) for t in value.get("topics") or []],
-                   owned=tps_of(value.get("ownedPartitions")),
-                   generation=int(value.get("generationId", -1)), rack_id=rack)
+                   owned=tps_of(value.get("ownedPartitions")), generation=generation, rack_id=rack)
     except (AttributeError, TypeError, KeyError, ValueError, OverflowError):  # int(1e400): OverflowError
         bad("malformed subscription")
 

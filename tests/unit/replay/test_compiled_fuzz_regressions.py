@@ -121,3 +121,13 @@ def test_a_kip848_partition_past_int32_in_a_broker_log_is_reported(tmp_path: Pat
                 if "2BBcQfIZRwGtbNnGJTJnEA-5@7" in line)
     reasons, errors, _ = _replay(tmp_path, line.replace("-5@7", "-9223372036854775809@7"))
     assert (reasons, errors) == ({"malformed k848_state": 1}, [])
+
+
+@pytest.mark.parametrize("generation", ["9223372036854775808", "2147483648", "-2147483649"])
+def test_a_subscription_generation_past_int32_is_reported(tmp_path: Path, generation: str) -> None:
+    """The cooperative what-if packs the subscription's generationId (an int32) into the member's user data:
+    2**63 made ``struct`` raise (argument out of range), compiled and pure."""
+    damaged = RECORD.replace('"userData":""}', f'"userData":"","generationId":{generation}}}', 1)
+    assert damaged != RECORD
+    reasons, errors, events = _replay(tmp_path, damaged)
+    assert (reasons, errors, events) == ({"malformed subscription": 1}, [], 2)
