@@ -45,7 +45,7 @@ from rebalance_lab.replay.event_rows import SCHEMA_VERSION
 from rebalance_lab.replay.sources import Format, SourceContext, register
 from rebalance_lab.replay.sources.broker_log import partition_for
 from rebalance_lab.replay.sources.dump_log import key_type
-from rebalance_lab.replay.sources.dump_log_values import BadRecord, group_metadata_events
+from rebalance_lab.replay.sources.dump_log_values import BadRecord, group_metadata_events, no_lone_surrogate
 
 FORMAT_NAME = "console-json"
 SOURCE = "offsets_console"
@@ -96,6 +96,7 @@ class _Parser:
                     return
                 continue
             try:
+                no_lone_surrogate(text[pos:end], obj)
                 yield from self.record(obj)
             except BadRecord as exc:
                 self.bad(str(exc), text[pos:end])

@@ -95,6 +95,7 @@ from rebalance_lab.replay.sources.dump_log_values import (
     interned,
     legacy_members,
     metadata_events,
+    no_lone_surrogate,
     text_field,
 )
 
@@ -205,7 +206,7 @@ class _Parser:
             value = _payload(key_text[end:])
         except ValueError as exc:
             raise BadRecord("broken JSON") from exc
-        _no_lone_surrogate(key_text, key, value)
+        no_lone_surrogate(key_text, key, value)
         if kind < 0:  # "type" was not the first field
             kind = key_type(key)
             if kind in (0, 1) or kind > 8:
@@ -260,7 +261,7 @@ class _Parser:
             value = json.loads(payload)
         except ValueError as exc:
             raise BadRecord("broken JSON") from exc
-        _no_lone_surrogate(payload, value)
+        no_lone_surrogate(payload, value)
         if not isinstance(value, dict):
             raise BadRecord("malformed GroupMetadataValue")
         members = legacy_members(value.get("assignment"), self.bad)
@@ -281,17 +282,6 @@ def key_type(key: Any) -> int:
     if isinstance(value, str) and value.isascii() and value.isdigit():
         return int(value)
     return -1
-
-
-def _no_lone_surrogate(text: str, *decoded: Any) -> None:
-    """BadRecord if the JSON ``text`` escapes half a UTF-16 surrogate pair (``\\ud800``) into a string: Kafka's
-    strings are UTF-8, which cannot hold one, and the what-if's Java string hash raised UnicodeEncodeError on it."""
-    if "\\ud" not in text and "\\uD" not in text:
-        return  # the input was decoded from UTF-8 with replacement: only an escape can make one
-    try:
-        json.dumps(decoded, ensure_ascii=False).encode()
-    except UnicodeEncodeError as exc:
-        raise BadRecord("malformed string (a lone UTF-16 surrogate)") from exc
 
 
 def _payload(rest: str) -> Any:

@@ -10,6 +10,7 @@ text form.
 from __future__ import annotations
 
 import base64
+import json
 import re
 import sys
 from collections.abc import Callable
@@ -33,6 +34,17 @@ INT64_MAX = 2**63 - 1
 
 class BadRecord(ValueError):
     """A record this adapter cannot use at all; the message is the report's reason."""
+
+
+def no_lone_surrogate(text: str, *decoded: Any) -> None:
+    """BadRecord if the JSON ``text`` escapes half a UTF-16 surrogate pair (``\\ud800``) into a string: Kafka's
+    strings are UTF-8, which cannot hold one, and the what-if's Java string hash raised UnicodeEncodeError on it."""
+    if "\\ud" not in text and "\\uD" not in text:
+        return  # the input was decoded from UTF-8 with replacement: only an escape can make one
+    try:
+        json.dumps(decoded, ensure_ascii=False).encode()
+    except UnicodeEncodeError as exc:
+        raise BadRecord("malformed string (a lone UTF-16 surrogate)") from exc
 
 
 def group_metadata_events(data: Any, base: Event, record_ts: int | None, bad: Bad) -> list[Event]:

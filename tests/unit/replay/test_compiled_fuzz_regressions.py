@@ -131,3 +131,14 @@ def test_a_subscription_generation_past_int32_is_reported(tmp_path: Path, genera
     assert damaged != RECORD
     reasons, errors, events = _replay(tmp_path, damaged)
     assert (reasons, errors, events) == ({"malformed subscription": 1}, [], 2)
+
+
+def test_a_console_json_string_with_a_lone_utf16_surrogate_is_reported(tmp_path: Path) -> None:
+    """The console form's records are read by the same GroupMetadataValue reader: the same check (seed 403)."""
+    first = (SAMPLES / "console-4x.json").read_text().splitlines()[0]
+    damaged = first.replace('"memberId":"consumer-orders-1-a4b1"', r'"memberId":"\ud800"', 1)
+    assert damaged != first
+    path = tmp_path / "input.json"
+    path.write_text(damaged + "\n")
+    result = run_local([str(path)], whatif=("cooperative-sticky",))
+    assert (result.report.reasons, result.errors) == ({"malformed string (a lone UTF-16 surrogate)": 1}, [])
