@@ -18,14 +18,46 @@ from __future__ import annotations
 
 import builtins
 import contextlib
-import dataclasses
 import importlib.util
 import marshal
 import os
 import sys
-from types import CodeType
+from types import CodeType, ModuleType
 from typing import Any
 
+
+class _InspectOnUse:
+    """What ``dataclasses`` holds as ``inspect`` when this module imported it first: the real module, imported on
+    its first use. ``dataclasses`` imports ``inspect`` (with ``ast``, ``dis``, ``tokenize``...: ~10-15 ms of a
+    serve start, issue 22) only to call ``inspect.signature`` when it makes a class, and on 3.11 :func:`install`
+    replaces even that; so serve's main thread imports none of them before its first answer, and the asyncio
+    shell's import thread imports them beside it (asyncio needs them)."""
+
+    def __getattr__(self, name: str) -> Any:
+        import inspect
+
+        return getattr(inspect, name)
+
+
+def _import_dataclasses() -> ModuleType:
+    """``dataclasses`` imported without ``inspect`` (as :class:`_InspectOnUse`) if neither is imported yet: its
+    ``import inspect`` finds a stand-in in ``sys.modules``, removed as soon as that import is done (no other thread
+    runs yet when serve imports this module; a process that imported either first keeps what it had)."""
+    if "dataclasses" in sys.modules or "inspect" in sys.modules:
+        import dataclasses
+        return dataclasses
+    stand_in = ModuleType("inspect")
+    sys.modules["inspect"] = stand_in
+    try:
+        import dataclasses
+    finally:
+        if sys.modules.get("inspect") is stand_in:
+            del sys.modules["inspect"]
+    dataclasses.inspect = _InspectOnUse()  # type: ignore[attr-defined]
+    return dataclasses
+
+
+dataclasses = _import_dataclasses()
 _compiled: dict[str, CodeType] = {}  # source -> code: what the file held, and what this process compiled
 _used: set[str] = set()  # the sources this process ran: what is saved (an edited class's old source drops out)
 _new = False

@@ -20,13 +20,12 @@ on the asyncio loop, and its connection is taken over after that answer.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import itertools
 import logging
 import selectors
 import socket
 import struct
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
 from rebalance_lab.coordinator.framing import FrameBuffer, FrameError
@@ -304,7 +303,9 @@ class EarlyShell:
             return done.value
         except Exception as exc:
             return self.core._verdict(exc, spec, ctx, request)
-        if inspect.isawaitable(result):  # none of EARLY_APIS' handlers waits on a loop: a bug if one does
+        # none of EARLY_APIS' handlers waits on a loop: a bug if one does (the Awaitable ABC, not inspect: the main
+        # thread imports no inspect before its first answer, dataclass_cache.py)
+        if isinstance(result, Awaitable):
             close = getattr(result, "close", None)
             if close is not None:
                 close()

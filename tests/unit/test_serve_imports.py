@@ -168,6 +168,56 @@ def test_serve_collects_cycles_again_after_its_start_with_the_start_ups_objects_
     assert frozen > 10_000
 
 
+# Records the modules serve's main thread imports first (the early shell's path to its first answers); the import
+# thread's (asyncio and the asyncio shell) are not its path (coordinator/early_serve.py).
+_MAIN_THREAD_WRAPPER = """
+import signal, sys, threading
+
+class _Record:
+    first = []
+    def find_spec(self, name, path=None, target=None):
+        if threading.current_thread() is threading.main_thread():
+            self.first.append(name)
+        return None
+
+sys.meta_path.insert(0, _Record())
+signal.signal(signal.SIGUSR1, lambda *_: print("MAIN", " ".join(_Record.first), flush=True))
+from rebalance_lab.cli import main
+sys.exit(main())
+"""
+# What the main thread need not import before it answers: inspect and what it imports (~10-15 ms of CPU), which
+# dataclasses imports only to call inspect.signature (rebalance_lab/dataclass_cache.py)
+NOT_ON_THE_MAIN_THREAD = ("inspect", "ast", "dis", "opcode")
+
+
+def test_serves_main_thread_answers_its_first_join_group_without_importing_inspect() -> None:
+    proc = subprocess.Popen([sys.executable, "-c", _MAIN_THREAD_WRAPPER, *SERVE], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        assert "bootstrap servers: " in first, (first, proc.stderr.read() if proc.stderr else "")
+        host, port = first.rsplit(" ", 1)[1].strip().rsplit(":", 1)
+        assert _first_join((host, int(port))) == 1
+        proc.send_signal(signal.SIGUSR1)
+        line = proc.stdout.readline().split()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+    assert line[0] == "MAIN" and "rebalance_lab.coordinator.handlers.join_group" in line[1:]
+    assert [m for m in NOT_ON_THE_MAIN_THREAD if m in line[1:]] == []
+
+
+def test_dataclasses_imported_by_the_cache_first_still_make_signatures_and_docstrings() -> None:
+    """dataclasses' inspect is imported on its first use: a class made then has its usual docstring."""
+    code = ("import sys; from rebalance_lab import dataclass_cache; assert 'inspect' not in sys.modules\n"
+            "import dataclasses\n@dataclasses.dataclass\nclass P:\n    x: int = 1\n"
+            "print(P.__doc__, dataclasses.inspect.signature(P))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=tempfile.gettempdir())
+    assert out.stdout.split() == ["P(x:", "int", "=", "1)", "(x:", "int", "=", "1)", "->", "None"]
+
+
 def test_the_handler_table_says_what_each_handler_module_declares() -> None:
     import importlib
 
