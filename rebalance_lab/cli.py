@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import gc
-import logging
 import os
 import signal
 import sys
@@ -14,7 +13,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 # The package's modules are imported where used: ``serve`` first routes dataclasses' compiler through the
 # compiled-methods cache (dataclass_cache.py), and every dataclass of the package is made after that (issue 22).
-from rebalance_lab import dataclass_cache
+from rebalance_lab import dataclass_cache, deferred_imports
 
 if TYPE_CHECKING:
     import asyncio
@@ -661,8 +660,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _gc_paused_for_start = gc.isenabled()
         gc.disable()
         dataclass_cache.install()
+        deferred_imports.defer()  # logging without traceback, uuid without platform (not on serve's path)
     parser = build_parser(serve_only=given[:1] == ["serve"])
     args = parser.parse_args(given)
+    import logging  # here: serve's own process imports it through deferred_imports first
+
     logging.basicConfig(
         level=getattr(args, "log_level", "WARNING"), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

@@ -186,11 +186,14 @@ from rebalance_lab.cli import main
 sys.exit(main())
 """
 # What the main thread need not import before it answers: inspect and what it imports (~10-15 ms of CPU), which
-# dataclasses imports only to call inspect.signature (rebalance_lab/dataclass_cache.py)
-NOT_ON_THE_MAIN_THREAD = ("inspect", "ast", "dis", "opcode")
+# dataclasses imports only to call inspect.signature (rebalance_lab/dataclass_cache.py); traceback and what it
+# imports, which logging imports to format exceptions, and platform, which uuid asks for the system's name once
+# (rebalance_lab/deferred_imports.py)
+NOT_ON_THE_MAIN_THREAD = ("inspect", "ast", "dis", "opcode", "traceback", "linecache", "tokenize", "textwrap",
+                          "platform")
 
 
-def test_serves_main_thread_answers_its_first_join_group_without_importing_inspect() -> None:
+def test_serves_main_thread_answers_its_first_join_group_without_importing_what_it_does_not_use() -> None:
     proc = subprocess.Popen([sys.executable, "-c", _MAIN_THREAD_WRAPPER, *SERVE], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
     try:
