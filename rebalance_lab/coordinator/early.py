@@ -124,9 +124,10 @@ class EarlyShell:
         with contextlib.suppress(OSError):  # its buffer is full, so a turn is due anyway; or the shell is closed
             self._wake_w.send(b"\0")
 
-    def turn(self, timeout: float | None) -> None:
+    def turn(self, timeout: float | None) -> bool:
         """One turn: wait for I/O until the world's next timer is due (at most ``timeout`` s if given), serve it,
-        fire the due timers, serve the connections whose parked answer was written."""
+        fire the due timers, serve the connections whose parked answer was written. False: nothing happened (the
+        wait ended with no I/O and no timer due)."""
         assert self._selector is not None, "the early shell has handed over"
         due = self._timeout()
         wait = due if timeout is None else timeout if due is None else min(due, timeout)
@@ -135,10 +136,11 @@ class EarlyShell:
         self.busy = True  # serve's import thread waits before its next module (early_serve.py)
         for key, mask in events:
             key.data(mask)
-        self._fire_due()
+        fired = self._fire_due()
         ready, self._ready = self._ready, []
         for conn in ready:
             self._serve(conn)
+        return bool(events) or fired or bool(ready)
 
     def next_id(self) -> int:
         """The id the next connection gets (the asyncio shell goes on from it: ids stay unique)."""
@@ -156,14 +158,15 @@ class EarlyShell:
             self._armed = (deadline, world.now_ms() / 1000.0 + due)
         return max(0.0, self._armed[1] - world.now_ms() / 1000.0)
 
-    def _fire_due(self) -> None:
+    def _fire_due(self) -> bool:
         if self._armed is None or self.core.world.now_ms() / 1000.0 < self._armed[1]:
-            return
+            return False
         self._armed = None
         try:
             self.core.world.fire_timers()
         except Exception:
             log.exception("a timer raised; the emulator keeps serving")
+        return True
 
     def _drain_wake(self, _events: int) -> None:
         try:

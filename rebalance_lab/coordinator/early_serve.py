@@ -1,9 +1,10 @@
 """A ``serve`` process's early phase (issue 22): listening and answering while asyncio is imported beside it.
 
 The main thread binds the brokers' ports, makes the world and runs the early shell (early.py); a daemon thread
-imports asyncio and the asyncio shell meanwhile. Python runs one thread at a time: the early loop waits in
-``select`` (the GIL released) until a client sends something, and the switch interval is lowered while the
-import runs so that a request waits at most about a millisecond for the import thread to let go. The phase ends
+imports asyncio and the asyncio shell meanwhile, from the loop's first idle moment (_IDLE_S). Python runs one
+thread at a time: the early loop waits in ``select`` (the GIL released) until a client sends something, and the
+switch interval is lowered while the import runs so that a request waits at most about a millisecond for the
+import thread to let go. The phase ends
 at a turn boundary of the early loop once the import is done (then EmulatorServer.take_over), or at SIGINT or
 SIGTERM (then serve stops, as it does later).
 """
@@ -32,6 +33,14 @@ _SWITCH_INTERVAL_S = 0.001  # while both threads run: how long a request may wai
 _YIELD_STEP_S = 0.0005
 _YIELD_MAX_S = 0.02  # the longest the import thread waits before one module (a bound, not a schedule)
 _STOP_JOIN_S = 10.0  # a stop in the early phase waits for the import (a dataclass it makes may be being cached)
+# The import thread starts once the early loop has had nothing to do for _IDLE_S (a client's first requests then
+# have the interpreter to themselves: run beside them, the thread took it every switch interval and a first
+# JoinGroup's answer came ~40-100 ms later at load 2, though the main thread's CPU to it was the same), and at the
+# latest _START_BY_S after listening (a client that never pauses does not hold the asyncio shell back for long).
+# Gaps between one client's requests on a host are far below _IDLE_S; without a client the handoff comes _IDLE_S
+# later.
+_IDLE_S = 0.01
+_START_BY_S = 0.1
 
 
 class EarlyServe:
@@ -50,6 +59,9 @@ class EarlyServe:
 
     def run(self, import_rest: Callable[[], None]) -> bool:
         """Serve until ``import_rest`` has run in its thread (True), or a stop signal came first (False)."""
+        self._serve_alone()
+        if self.stop_requested:
+            return False
         interval = sys.getswitchinterval()
         sys.setswitchinterval(_SWITCH_INTERVAL_S)
         thread = threading.Thread(target=self._import, args=(import_rest,), name="rebalance-lab-import", daemon=True)
@@ -64,6 +76,20 @@ class EarlyServe:
         if self._failure is not None:
             raise self._failure
         return True
+
+    def _serve_alone(self) -> None:
+        """Serve without the import thread until the loop has been idle for _IDLE_S, _START_BY_S after listening at
+        the latest, or a stop signal (its handler wakes the loop)."""
+        start_by = self.listening_at + _START_BY_S
+        idle_since = time.perf_counter()
+        while not self.stop_requested:
+            left = start_by - time.perf_counter()
+            if left <= 0:
+                return
+            if self.shell.turn(min(_IDLE_S, left)):
+                idle_since = time.perf_counter()
+            elif time.perf_counter() - idle_since >= _IDLE_S:
+                return
 
     def log_handed_over(self) -> None:
         """One INFO line once the asyncio shell has taken over (benchmarks/startup.py reads it)."""

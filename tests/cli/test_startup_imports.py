@@ -20,12 +20,18 @@ sys.exit(main(["serve", "--port", "0", *sys.argv[2:]]))
 """
 
 
-def modules_of_a_serve(tmp_path: Path, *options: str) -> list[str]:
+def modules_of_a_serve(tmp_path: Path, *options: str, handed_over: bool = False) -> list[str]:
+    """The modules a serve has imported when stopped right after it listens (``handed_over``: after its early shell
+    handed over to the asyncio shell, whose import starts once the early loop is idle: coordinator/early_serve.py)."""
     listing = tmp_path / "modules.txt"
-    proc = subprocess.Popen([sys.executable, "-c", SERVE, str(listing), *options], stdout=subprocess.PIPE, text=True)
+    log = ("--log-level", "INFO") if handed_over else ()
+    proc = subprocess.Popen([sys.executable, "-c", SERVE, str(listing), *options, *log], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE if handed_over else None, text=True)
     try:
         assert proc.stdout is not None
         assert re.search(r"bootstrap servers: \S+", proc.stdout.readline())
+        while handed_over and proc.stderr is not None and "early shell: " not in proc.stderr.readline():
+            assert proc.poll() is None, "serve ended before its early shell handed over"
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(30)
@@ -33,7 +39,7 @@ def modules_of_a_serve(tmp_path: Path, *options: str) -> list[str]:
 
 
 def test_serve_imports_no_replay_diagram_play_export_format_or_scram_module(tmp_path: Path) -> None:
-    loaded = modules_of_a_serve(tmp_path)
+    loaded = modules_of_a_serve(tmp_path, handed_over=True)
     assert "rebalance_lab.coordinator.server" in loaded
     assert [m for m in loaded if m.startswith(NOT_ON_SERVES_PATH)] == []
 

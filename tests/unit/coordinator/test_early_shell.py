@@ -298,3 +298,70 @@ def test_a_peer_that_leaves_its_answers_unread_is_not_read_past_the_high_water_m
             last = correlation
             del buffer[:4 + size]
     sock.close()
+
+
+def _early_serve() -> Any:
+    from rebalance_lab.coordinator.early_serve import EarlyServe
+
+    return EarlyServe(EmulatorConfig(port=0, group=GroupConfig(initial_rebalance_delay_ms=0, join_race="separate")))
+
+
+@contextlib.contextmanager
+def _own_signal_handlers() -> Iterator[None]:
+    import signal
+
+    handlers = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+
+
+def test_serves_import_thread_starts_only_once_the_early_loop_has_answered_what_was_sent_and_is_idle() -> None:
+    """A client's first requests have the interpreter to themselves: requests sent before EarlyServe.run are all
+    answered before the import thread starts (early_serve._IDLE_S), and the JoinGroup sent after them too."""
+    import threading
+
+    with _own_signal_handlers():
+        early = _early_serve()
+        with _client(early.shell) as sock:
+            sock.sendall(_frame(API_VERSIONS, 3, 1, client_software_name="t", client_software_version="1")
+                         + _frame(FIND_COORDINATOR, 3, 2, key="g", key_type=0) + _join("", 3))
+            seen: list[int] = []
+
+            def import_rest() -> None:
+                seen.append(early.shell.answered)
+
+            def rejoin() -> None:  # the second JoinGroup, with the id the first answer gave
+                answers = [_read_frame(sock) for _ in range(3)]
+                member = codec.decode_response(JOIN, 5, answers[2]).member_id
+                sock.sendall(_join(member, 4))
+
+            client = threading.Thread(target=rejoin)
+            client.start()
+            assert early.run(import_rest) is True
+            client.join()
+            joined = codec.decode_response(JOIN, 5, _read_frame(sock))
+        early.close()
+    assert joined.generation_id == 1
+    # the three sent before run answered before the thread ran (and the rejoin too, unless this machine took more
+    # than _IDLE_S to send it)
+    assert len(seen) == 1 and seen[0] >= 3
+
+
+def test_serves_import_thread_starts_without_a_client_and_a_stop_before_it_starts_ends_the_early_phase() -> None:
+    import os
+    import signal
+
+    with _own_signal_handlers():
+        early = _early_serve()
+        ran: list[bool] = []
+        assert early.run(lambda: ran.append(True)) is True  # idle from the start: the thread runs _IDLE_S later
+        early.close()
+        assert ran == [True]
+        stopped = _early_serve()
+        os.kill(os.getpid(), signal.SIGTERM)  # its handler: a stop requested, the loop woken
+        assert stopped.run(lambda: ran.append(False)) is False
+        stopped.close()
+    assert ran == [True]
