@@ -661,6 +661,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         gc.disable()
         dataclass_cache.install()
         deferred_imports.defer()  # logging without traceback, uuid without platform (not on serve's path)
+        from rebalance_lab.coordinator import collector_pause
+
+        collector_pause.serve_process()  # no cyclic collections while a big rebalance parks its requests
     parser = build_parser(serve_only=given[:1] == ["serve"])
     args = parser.parse_args(given)
     import logging  # here: serve's own process imports it through deferred_imports first

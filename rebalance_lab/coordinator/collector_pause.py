@@ -21,7 +21,6 @@ program stays off (the hold only re-enables what it disabled), as ``CollectorHol
 from __future__ import annotations
 
 import gc
-import sys
 
 HOLD_AT = 256  # parked replies that start a hold: a group of this size parks them in every rebalance
 RELEASE_BELOW = 64  # parked replies below which the hold ends (orphaned parked requests never resolve: not 0)
@@ -76,8 +75,17 @@ class CollectorPause:
             self._release()
 
 
+_SERVE_PROCESS = False  # set by serve's own process (cli.main), never by a program embedding the emulator
+
+
+def serve_process() -> None:
+    """Say that this process is serve's own: its group services pause the collector (:func:`for_process`)."""
+    global _SERVE_PROCESS
+    _SERVE_PROCESS = True
+
+
 def for_process() -> CollectorPause | None:
     """A pause for serve's own process, else None: the process ends with its server, so a hold cannot outlive
     it, while a program embedding the emulator (a test run) may stop a server with replies still parked and
     would keep a collector off that no later request turns on again."""
-    return CollectorPause() if sys.argv[1:2] == ["serve"] else None
+    return CollectorPause() if _SERVE_PROCESS else None

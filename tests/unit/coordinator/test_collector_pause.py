@@ -4,6 +4,7 @@ again when they are answered, bounded, and never turning on a collector the embe
 from __future__ import annotations
 
 import gc
+import subprocess
 import sys
 import weakref
 from collections.abc import Iterator
@@ -72,7 +73,8 @@ def test_close_ends_a_hold_and_the_pause_exists_only_in_serve_processes(monkeypa
     pause.close()
     assert gc.isenabled()
     assert for_process() is None  # a test run embeds the emulator: no pause
-    monkeypatch.setattr(sys, "argv", ["rebalance-lab", "serve", "--port", "0"])
+    monkeypatch.setattr(collector_pause, "_SERVE_PROCESS", False)
+    collector_pause.serve_process()  # what serve's own process does first (cli.main)
     assert isinstance(for_process(), CollectorPause)
 
 
@@ -144,3 +146,16 @@ def test_a_resolved_parked_reply_drops_its_callback_so_a_closure_holding_it_is_f
     alive = _parked_answered(answers)
     assert answers == [(True, "answer")]
     assert alive() is None  # freed by reference counting: no cycle left for the cyclic collector
+
+
+def test_serve_s_own_process_says_so_before_anything_else() -> None:
+    """cli.main marks serve's own process (argv from the command line) before parsing: its group services pause."""
+    script = ("import sys\nfrom rebalance_lab import cli\nfrom rebalance_lab.coordinator import collector_pause\n"
+              "sys.argv = ['rebalance-lab', 'serve', '--port', 'not-a-port']\n"
+              "try:\n    cli.main()\nexcept SystemExit:\n    pass\n"
+              "print(collector_pause.for_process() is not None)")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
+    assert done.stdout.split() == ["True"]
+    called = subprocess.run([sys.executable, "-c", script.replace("cli.main()", "cli.main(['serve', '--port', 'x'])")],
+                            capture_output=True, text=True, timeout=60, check=True)
+    assert called.stdout.split() == ["False"]  # a caller's main(argv), e.g. a test: no pause
