@@ -30,13 +30,13 @@ import contextlib
 import hashlib
 import os
 import socket
-import struct
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.support.blocking_frames import read_frame
 from tests.support.container_engine import ContainerEngine
 from tests.support.kafka_broker import (
     CONTAINER_PREFIX,
@@ -217,21 +217,10 @@ def upsert_scram_user(bootstrap: str, mechanism: str, name: str, password: str) 
     host, port = bootstrap.rsplit(":", 1)
     with socket.create_connection((host, int(port)), timeout=15) as sock:
         sock.sendall(codec.encode_request(request, 1, "secure-broker-setup"))
-        size = struct.unpack(">i", _read(sock, 4))[0]
-        answer = codec.decode_response(51, 0, _read(sock, size))
+        answer = codec.decode_response(51, 0, read_frame(sock))
     errors = [(r.user, r.error_code, r.error_message) for r in answer.results if r.error_code]
     if errors:
         raise BrokerUnavailable(f"AlterUserScramCredentials failed: {errors}")
-
-
-def _read(sock: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return data
 
 
 def _wait_for_scram(broker: SecureBroker, user: tuple[str, str], timeout: float = 30.0) -> None:

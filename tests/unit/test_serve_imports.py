@@ -8,9 +8,9 @@ this test fails as soon as one of the packages below is imported on that path ag
 
 from __future__ import annotations
 
+import contextlib
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from rebalance_lab.protocol import codec
+from tests.support.blocking_frames import read_frame
 
 # The dump runs in the serve process's main thread (Python signal handlers do), between two loop turns.
 _WRAPPER = """
@@ -70,17 +71,7 @@ Served = tuple[set[str], int, tuple[bool, int]]  # modules, codec classes made, 
 
 def _call(sock: socket.socket, api_key: int, version: int, correlation: int, **fields: Any) -> Any:
     sock.sendall(codec.encode_request(codec.new_request(api_key, version, **fields), correlation, "imports-test"))
-    size = struct.unpack(">i", _read(sock, 4))[0]
-    return codec.decode_response(api_key, version, _read(sock, size))
-
-
-def _read(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        assert chunk, "the server closed the connection"
-        data += chunk
-    return data
+    return codec.decode_response(api_key, version, read_frame(sock))
 
 
 def _join_group(sock: socket.socket, member_id: str, correlation: int) -> Any:
@@ -112,17 +103,28 @@ def _handed_over(proc: subprocess.Popen[str]) -> str:
     raise AssertionError("serve ended without handing over from its early shell")
 
 
-@pytest.fixture(scope="module")
-def serve_after_a_join() -> Iterator[Served]:
-    # from a folder of no package: ``-c`` puts the working directory first on sys.path
-    proc = subprocess.Popen([sys.executable, "-c", _WRAPPER, *SERVE, "--log-level", "INFO"], stdout=subprocess.PIPE,
+@contextlib.contextmanager
+def _serve(wrapper: str, *extra: str) -> Iterator[tuple[subprocess.Popen[str], tuple[str, int]]]:
+    """A serve process under ``wrapper`` (from a folder of no package: ``-c`` puts the working directory first on
+    sys.path), its first broker's address, and its end."""
+    proc = subprocess.Popen([sys.executable, "-c", wrapper, *SERVE, *extra], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
         assert "bootstrap servers: " in first, (first, proc.stderr.read() if proc.stderr else "")
         host, port = first.rsplit(" ", 1)[1].strip().rsplit(":", 1)
-        assert _first_join((host, int(port))) == 1
+        yield proc, (host, int(port))
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=30)
+
+
+@pytest.fixture(scope="module")
+def serve_after_a_join() -> Iterator[Served]:
+    with _serve(_WRAPPER, "--log-level", "INFO") as (proc, address):
+        assert proc.stdout is not None
+        assert _first_join(address) == 1
         _handed_over(proc)
         proc.send_signal(signal.SIGUSR1)
         modules = proc.stdout.readline().split()
@@ -130,9 +132,6 @@ def serve_after_a_join() -> Iterator[Served]:
         collector = proc.stdout.readline().split()
         assert modules[0] == "MODULES" and classes[0] == "CLASSES" and collector[0] == "GC"
         yield set(modules[1:]), int(classes[1]), (collector[1] == "True", int(collector[2]))
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
 
 
 def _imported(modules: set[str], package: str) -> list[str]:
@@ -194,19 +193,11 @@ NOT_ON_THE_MAIN_THREAD = ("inspect", "ast", "dis", "opcode", "traceback", "linec
 
 
 def test_serves_main_thread_answers_its_first_join_group_without_importing_what_it_does_not_use() -> None:
-    proc = subprocess.Popen([sys.executable, "-c", _MAIN_THREAD_WRAPPER, *SERVE], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
-    try:
+    with _serve(_MAIN_THREAD_WRAPPER) as (proc, address):
         assert proc.stdout is not None
-        first = proc.stdout.readline()
-        assert "bootstrap servers: " in first, (first, proc.stderr.read() if proc.stderr else "")
-        host, port = first.rsplit(" ", 1)[1].strip().rsplit(":", 1)
-        assert _first_join((host, int(port))) == 1
+        assert _first_join(address) == 1
         proc.send_signal(signal.SIGUSR1)
         line = proc.stdout.readline().split()
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
     assert line[0] == "MAIN" and "rebalance_lab.coordinator.handlers.join_group" in line[1:]
     assert [m for m in NOT_ON_THE_MAIN_THREAD if m in line[1:]] == []
 
@@ -258,18 +249,11 @@ def test_a_classic_groups_offsets_and_listing_do_not_make_the_kip848_coordinator
     """OffsetCommit, OffsetFetch and ListGroups ask whether a group id is a KIP-848 consumer group; before any
     consumer group exists the answer is no, without importing that coordinator (about 55 modules, a first
     commit's ~0.1 s)."""
-    proc = subprocess.Popen([sys.executable, "-c", _WRAPPER, *SERVE], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
-    try:
+    with _serve(_WRAPPER) as (proc, address):
         assert proc.stdout is not None
-        first = proc.stdout.readline()
-        host, port = first.rsplit(" ", 1)[1].strip().rsplit(":", 1)
-        _classic_offsets_and_listing((host, int(port)))
+        _classic_offsets_and_listing(address)
         proc.send_signal(signal.SIGUSR1)
         modules = set(proc.stdout.readline().split()[1:])
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
     assert "rebalance_lab.coordinator.handlers.offset_commit" in modules
     assert _imported(modules, "rebalance_lab.coordinator.consumer") == []
 
@@ -280,21 +264,15 @@ CREATE_TOPICS = 19
 def test_a_first_create_topics_loads_no_client_assignor() -> None:
     """CreateTopics answers in Java HashSet order (protocol/java_hashmap.py); the assignors' package, which
     re-exports it, loads every assignor (~60 ms of a fresh serve's first CreateTopics)."""
-    proc = subprocess.Popen([sys.executable, "-c", _WRAPPER, *SERVE], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
-    try:
+    with _serve(_WRAPPER) as (proc, address):
         assert proc.stdout is not None
-        host, port = proc.stdout.readline().rsplit(" ", 1)[1].strip().rsplit(":", 1)
         topic = codec.data_class(codec.request_type(CREATE_TOPICS), "CreatableTopic")(
             name="orders", num_partitions=3, replication_factor=1, assignments=[], configs=[])
-        with socket.create_connection((host, int(port)), timeout=30) as sock:
+        with socket.create_connection(address, timeout=30) as sock:
             answer = _call(sock, CREATE_TOPICS, 7, 1, topics=[topic], timeout_ms=1000, validate_only=False)
         assert [t.error_code for t in answer.topics] == [0]
         proc.send_signal(signal.SIGUSR1)
         modules = set(proc.stdout.readline().split()[1:])
-    finally:
-        proc.terminate()
-        proc.communicate(timeout=30)
     assert "rebalance_lab.coordinator.handlers.create_topics" in modules
     assert _imported(modules, "rebalance_lab.clients.assignors") == []
 

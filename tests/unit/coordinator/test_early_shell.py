@@ -23,6 +23,7 @@ from rebalance_lab.coordinator.request_core import RequestCore
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
+from tests.support.blocking_frames import read_frame
 
 API_VERSIONS, METADATA, FIND_COORDINATOR, JOIN, HEARTBEAT, SYNC, LEAVE, OFFSET_FETCH = 18, 3, 10, 11, 12, 14, 13, 9
 DESCRIBE_CLUSTER = 60
@@ -56,18 +57,6 @@ def _join(member_id: str, correlation: int) -> bytes:
                   protocols=[_PROTOCOL(name="range", metadata=b"")])
 
 
-def _read_frame(sock: socket.socket) -> bytes:
-    def exactly(size: int) -> bytes:
-        data = b""
-        while len(data) < size:
-            chunk = sock.recv(size - len(data))
-            assert chunk, "the server closed the connection"
-            data += chunk
-        return data
-
-    return exactly(struct.unpack(">i", exactly(4))[0])
-
-
 def _readable(sock: socket.socket) -> bool:
     return bool(select.select([sock], [], [], 0)[0])
 
@@ -77,7 +66,7 @@ def _turn_until_answered(shell: EarlyShell, sock: socket.socket, turns: int = 20
     for _ in range(turns):
         shell.turn(0.01)
         if _readable(sock):
-            return _read_frame(sock)
+            return read_frame(sock)
     raise AssertionError("the early shell did not answer")
 
 
@@ -148,7 +137,7 @@ def test_a_join_group_parked_at_the_handoff_is_answered_after_it_and_its_connect
         server = EmulatorServer.taking_over(shell)
         await server.take_over(shell)
         try:
-            return await asyncio.to_thread(lambda: [_read_frame(sock), _read_frame(sock)])
+            return await asyncio.to_thread(lambda: [read_frame(sock), read_frame(sock)])
         finally:
             await server.stop()
 
@@ -179,7 +168,7 @@ def test_pipelined_bytes_behind_a_request_the_early_shell_leaves_are_served_in_o
         await server.take_over(shell)
         try:
             sock.sendall(cut[7:])
-            frames = await asyncio.to_thread(lambda: [_read_frame(sock) for _ in range(3)])
+            frames = await asyncio.to_thread(lambda: [read_frame(sock) for _ in range(3)])
             return [_correlation(frame) for frame in frames]
         finally:
             await server.stop()
@@ -224,7 +213,7 @@ def test_new_connections_after_the_handoff_are_served_by_the_asyncio_shell_with_
             def both() -> tuple[int, int]:
                 late.sendall(_frame(API_VERSIONS, 0, 2))
                 early.sendall(_frame(API_VERSIONS, 0, 3))
-                return _correlation(_read_frame(late)), _correlation(_read_frame(early))
+                return _correlation(read_frame(late)), _correlation(read_frame(early))
 
             with late:
                 answers = await asyncio.to_thread(both)
@@ -257,7 +246,7 @@ def test_serves_early_phase_answers_while_its_import_thread_runs_and_leaves_noth
             seen.append(sys.getswitchinterval())
             with _client(early.shell) as sock:
                 sock.sendall(_frame(API_VERSIONS, 0, 41))
-                seen.append(_correlation(_read_frame(sock)))
+                seen.append(_correlation(read_frame(sock)))
 
         assert early.run(import_rest) is True
         early.close()
@@ -334,7 +323,7 @@ def test_serves_import_thread_starts_only_once_the_early_loop_has_answered_what_
                 seen.append(early.shell.answered)
 
             def rejoin() -> None:  # the second JoinGroup, with the id the first answer gave
-                answers = [_read_frame(sock) for _ in range(3)]
+                answers = [read_frame(sock) for _ in range(3)]
                 member = codec.decode_response(JOIN, 5, answers[2]).member_id
                 sock.sendall(_join(member, 4))
 
@@ -342,7 +331,7 @@ def test_serves_import_thread_starts_only_once_the_early_loop_has_answered_what_
             client.start()
             assert early.run(import_rest) is True
             client.join()
-            joined = codec.decode_response(JOIN, 5, _read_frame(sock))
+            joined = codec.decode_response(JOIN, 5, read_frame(sock))
         early.close()
     assert joined.generation_id == 1
     # the three sent before run answered before the thread ran (and the rejoin too, unless this machine took more
