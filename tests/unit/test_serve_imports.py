@@ -187,9 +187,12 @@ sys.exit(main())
 # What the main thread need not import before it answers: inspect and what it imports (~10-15 ms of CPU), which
 # dataclasses imports only to call inspect.signature (rebalance_lab/dataclass_cache.py); traceback and what it
 # imports, which logging imports to format exceptions, and platform, which uuid asks for the system's name once
-# (rebalance_lab/deferred_imports.py)
+# (rebalance_lab/deferred_imports.py); and the classic coordinator's modules for DescribeGroups, ListGroups and
+# DeleteGroups, operator actions, --data-dir, a loading partition and a pending SyncGroup's deadline, imported where
+# the classic coordinator (coordinator/classic/coordinator.py) first uses them
 NOT_ON_THE_MAIN_THREAD = ("inspect", "ast", "dis", "opcode", "traceback", "linecache", "tokenize", "textwrap",
-                          "platform")
+                          "platform", *(f"rebalance_lab.coordinator.classic.{name}"
+                                        for name in ("describe", "admin", "restore", "loading", "expiry")))
 
 
 def test_serves_main_thread_answers_its_first_join_group_without_importing_what_it_does_not_use() -> None:

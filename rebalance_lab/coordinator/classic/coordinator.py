@@ -14,17 +14,7 @@ from collections.abc import Callable, Hashable, Iterator
 from typing import TYPE_CHECKING
 
 from rebalance_lab.config import Flavor, GroupConfig
-from rebalance_lab.coordinator.classic import (
-    admin,
-    describe,
-    heartbeat,
-    join,
-    leave,
-    offsets_gate,
-    rebalance,
-    restore,
-    sync,
-)
+from rebalance_lab.coordinator.classic import heartbeat, join, leave, offsets_gate, rebalance, sync
 from rebalance_lab.coordinator.classic.context import (
     Core,
     GroupTimers,
@@ -36,8 +26,6 @@ from rebalance_lab.coordinator.classic.context import (
     TimerKind,
     TimerPayload,
 )
-from rebalance_lab.coordinator.classic.expiry import on_pending_sync_expired
-from rebalance_lab.coordinator.classic.loading import while_loading
 from rebalance_lab.coordinator.classic.messages import (
     DeleteGroupsInput,
     DescribeGroupsInput,
@@ -57,6 +45,11 @@ from rebalance_lab.protocol.errors import ErrorCode
 if TYPE_CHECKING:  # conversion (and the client assignors' types it uses) is imported by the KIP-848 paths only:
     from rebalance_lab.coordinator.classic.conversion import Downgrade  # serve starts without them (issue 22)
 
+# Imported where used, not here (issue 22): a consumer's first requests (JoinGroup, SyncGroup, Heartbeat) need
+# none of describe (DescribeGroups, ListGroups, DeleteGroups), admin (operator actions), restore (--data-dir),
+# loading (a loading partition, fault injection) and expiry (a pending SyncGroup's deadline), so serve's main
+# thread answers its first JoinGroup without them; each imports only modules the join path has imported already.
+
 
 class GroupCoordinator:
     def __init__(self, config: GroupConfig, flavor: Flavor = Flavor.KAFKA_4, *,
@@ -73,6 +66,8 @@ class GroupCoordinator:
     def _loading_reply(self, api: str, inp: object, token: Hashable) -> Effects | None:
         if not self._loading or getattr(inp, "group_id", None) == "":
             return None  # INVALID_GROUP_ID is checked before the partition's state
+        from rebalance_lab.coordinator.classic.loading import while_loading
+
         fx = Effects()
         fx.reply(token, while_loading(api, self._core.flavor, inp))
         return fx
@@ -118,6 +113,8 @@ class GroupCoordinator:
     def describe_groups(self, now_ms: int, inp: DescribeGroupsInput, token: Hashable) -> Effects:
         if (busy := self._loading_reply('describe', inp, token)) is not None:
             return busy
+        from rebalance_lab.coordinator.classic import describe
+
         fx = Effects()
         describe.describe_groups(self._core, fx, inp, token)
         return fx
@@ -125,6 +122,8 @@ class GroupCoordinator:
     def list_groups(self, now_ms: int, inp: ListGroupsInput, token: Hashable) -> Effects:
         if (busy := self._loading_reply('list', inp, token)) is not None:
             return busy
+        from rebalance_lab.coordinator.classic import describe
+
         fx = Effects()
         describe.list_groups(self._core, fx, inp, token)
         return fx
@@ -132,6 +131,8 @@ class GroupCoordinator:
     def listing(self, inp: ListGroupsInput) -> tuple[int, Iterator[ListedGroup]] | None:
         """How many groups a ListGroups may list, and those it lists as they are reached (read in steps by the
         handler: issue 17); None while the partition is loading (then ``list_groups`` answers)."""
+        from rebalance_lab.coordinator.classic import describe
+
         if self._loading:
             return None
         snapshot = tuple(self._core.groups.values())
@@ -140,6 +141,8 @@ class GroupCoordinator:
     def delete_groups(self, now_ms: int, inp: DeleteGroupsInput, token: Hashable) -> Effects:
         if (busy := self._loading_reply('delete', inp, token)) is not None:
             return busy
+        from rebalance_lab.coordinator.classic import describe
+
         fx = Effects()
         describe.delete_groups(self._core, fx, now_ms, inp, token)
         return fx
@@ -163,6 +166,8 @@ class GroupCoordinator:
 
     def delete_empty_group(self, now_ms: int, group_id: str) -> Effects:
         """The retention sweep's end: an Empty group whose offsets are all gone is deleted (§12.4)."""
+        from rebalance_lab.coordinator.classic import describe
+
         fx = Effects()
         group = self._core.groups.get(group_id)
         if group is not None and group.state is GroupState.EMPTY:
@@ -209,6 +214,8 @@ class GroupCoordinator:
 
     def load_group(self, now_ms: int, view: GroupView) -> Effects:
         """A group read back from its last stored metadata record (``restore.restore_group``)."""
+        from rebalance_lab.coordinator.classic import restore
+
         fx = Effects()
         restore.restore_group(self._core, fx, now_ms, view)
         return fx
@@ -217,12 +224,16 @@ class GroupCoordinator:
 
     def force_rebalance(self, now_ms: int, group_id: str, reason: str = "forced by the operator") -> Effects:
         """Start a rebalance of a Stable/CompletingRebalance group; raises ``admin.AdminError`` otherwise."""
+        from rebalance_lab.coordinator.classic import admin
+
         fx = Effects()
         admin.force_rebalance(self._core, fx, group_id, now_ms, reason)
         return fx
 
     def expire_member(self, now_ms: int, group_id: str, member_id: str) -> Effects:
         """Run a member's session timeout now; raises ``admin.AdminError`` when Kafka would not expire it."""
+        from rebalance_lab.coordinator.classic import admin
+
         fx = Effects()
         admin.expire_member(self._core, fx, group_id, member_id, now_ms)
         return fx
@@ -273,4 +284,6 @@ class GroupCoordinator:
         elif isinstance(payload, RebalanceTimeout):
             rebalance.complete_join(self._core, fx, group, at_ms)
         elif isinstance(payload, PendingSync):
+            from rebalance_lab.coordinator.classic.expiry import on_pending_sync_expired
+
             on_pending_sync_expired(self._core, fx, group, at_ms, payload.generation_id)
