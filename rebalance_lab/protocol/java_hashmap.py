@@ -20,9 +20,10 @@ from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Iterator
 from functools import lru_cache
 from operator import mul
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
-from rebalance_lab.protocol.assignment_types import TopicPartition
+if TYPE_CHECKING:  # an annotation only: serve's start (security.listeners) imports this module without the
+    from rebalance_lab.protocol.assignment_types import TopicPartition  # assignment types (issue 22)
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")

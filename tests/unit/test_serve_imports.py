@@ -192,7 +192,8 @@ sys.exit(main())
 # the classic coordinator (coordinator/classic/coordinator.py) first uses them
 NOT_ON_THE_MAIN_THREAD = ("inspect", "ast", "dis", "opcode", "traceback", "linecache", "tokenize", "textwrap",
                           "platform", *(f"rebalance_lab.coordinator.classic.{name}"
-                                        for name in ("describe", "admin", "restore", "loading", "expiry")))
+                                        for name in ("describe", "admin", "restore", "loading", "expiry")),
+                          "rebalance_lab.protocol.assignment_types")  # java_hashmap names it in an annotation only
 
 
 def test_serves_main_thread_answers_its_first_join_group_without_importing_what_it_does_not_use() -> None:
