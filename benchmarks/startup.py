@@ -36,7 +36,6 @@ import os
 import re
 import socket
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
@@ -45,6 +44,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rebalance_lab.protocol import codec
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+if str(REPO_ROOT) not in sys.path:  # tests.support is imported from the repository root
+    sys.path.insert(0, str(REPO_ROOT))
+from tests.support.blocking_frames import read_exactly, read_frame  # noqa: E402
 
 JOIN, JOIN_V, MEMBER_ID_REQUIRED = 11, 5, 79
 SERVE = ["serve", "--port", "0", "--initial-rebalance-delay-ms", "0", "--join-race", "separate"]
@@ -60,18 +64,7 @@ def _join_request(member_id: str, correlation: int) -> bytes:
 
 def _call(sock: socket.socket, frame: bytes) -> object:
     sock.sendall(frame)
-    size = struct.unpack(">i", _read(sock, 4))[0]
-    return codec.decode_response(JOIN, JOIN_V, _read(sock, size))
-
-
-def _read(sock: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        chunk = sock.recv(size - len(data))
-        if not chunk:
-            raise ConnectionError("the server closed the connection")
-        data += chunk
-    return data
+    return codec.decode_response(JOIN, JOIN_V, read_frame(sock))
 
 
 def _connect(port: int, proc: subprocess.Popen[str], started: float) -> socket.socket:
@@ -201,7 +194,7 @@ def asyncio_floor(port: int, env: dict[str, str]) -> tuple[float, float]:
     try:
         with _connect(port, proc, started) as sock:
             sock.sendall(b"ping")
-            _read(sock, 4)
+            read_exactly(sock, 4)
         return time.perf_counter() - started, process_cpu_s(proc.pid)
     finally:
         proc.terminate()
