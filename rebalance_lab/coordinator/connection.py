@@ -26,8 +26,9 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
+from rebalance_lab.coordinator.framing import WRITE_HIGH_WATER
+
 _MAX_BATCH = 128  # answers written together at most
-WRITE_HIGH_WATER = 256 * 1024  # unsent answer bytes above which a connection is no longer read
 # A connection's turn: it serves its pipelined requests for at most this long, then lets every other
 # connection take its turn (a time slice rather than one request, so that 1,000 pipelined heartbeats
 # do not pay 1,000 loop iterations and 1,000 writes).

@@ -28,7 +28,7 @@ import struct
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
-from rebalance_lab.coordinator.framing import FrameBuffer, FrameError
+from rebalance_lab.coordinator.framing import OFFLOAD_BYTES, READ_SIZE, WRITE_HIGH_WATER, FrameBuffer, FrameError
 from rebalance_lab.coordinator.handlers import HandlerSpec
 from rebalance_lab.coordinator.handlers.api_versions import API_KEY as API_VERSIONS_KEY
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext, Stepped
@@ -44,9 +44,6 @@ log = logging.getLogger("rebalance_lab.server")
 # KIP-848 member's heartbeat; a producer's InitProducerId); their handlers answer at once, park, or run steps.
 # Fetch's long poll and Produce wait for the asyncio shell.
 EARLY_APIS = frozenset({18, 3, 10, 11, 14, 12, 13, 9, 8, 2, 15, 16, 19, 22, 68})
-_OFFLOAD_BYTES = 256 * 1024  # server.py: a frame this big is decoded in the codec thread
-_READ_SIZE = 64 * 1024
-_HIGH_WATER = 256 * 1024  # connection.py's WRITE_HIGH_WATER: unsent answers above which a peer is not read
 _SIZE = struct.Struct(">i")
 
 
@@ -153,9 +150,7 @@ class EarlyShell:
             self._armed = None
             return None
         if self._armed is None or self._armed[0] != deadline:
-            # as server.py's _arm_timer: a broker runs an expired timer after its executor's latency
-            due = max(0.0, (deadline - world.now_ms()) / 1000.0) + world.timer_latency_s()
-            self._armed = (deadline, world.now_ms() / 1000.0 + due)
+            self._armed = (deadline, world.now_ms() / 1000.0 + world.timer_delay_s(deadline))  # as server.py arms it
         return max(0.0, self._armed[1] - world.now_ms() / 1000.0)
 
     def _fire_due(self) -> bool:
@@ -200,7 +195,7 @@ class EarlyShell:
         """Read while nothing is in flight; write while answers are unsent."""
         if self._selector is None or conn.sock.fileno() < 0:
             return
-        stop_reading = conn.parked or conn.held is not None or conn.closing or len(conn.unsent) > _HIGH_WATER
+        stop_reading = conn.parked or conn.held is not None or conn.closing or len(conn.unsent) > WRITE_HIGH_WATER
         events = 0 if stop_reading else selectors.EVENT_READ
         if conn.unsent:
             events |= selectors.EVENT_WRITE
@@ -225,7 +220,7 @@ class EarlyShell:
 
     def _receive(self, conn: EarlyConnection) -> None:
         try:
-            data = conn.sock.recv(_READ_SIZE)
+            data = conn.sock.recv(READ_SIZE)
         except (BlockingIOError, InterruptedError):
             return
         except OSError:
@@ -244,8 +239,8 @@ class EarlyShell:
 
     def _serve(self, conn: EarlyConnection) -> None:
         """Answer ``conn``'s complete requests in order, until one waits (parked) or is left for asyncio, or its
-        peer leaves more than _HIGH_WATER bytes of answers unread (as Kafka mutes a channel in flight)."""
-        while (not (conn.parked or conn.held is not None or conn.closing) and len(conn.unsent) <= _HIGH_WATER
+        peer leaves more than WRITE_HIGH_WATER bytes of answers unread (as Kafka mutes a channel in flight)."""
+        while (not (conn.parked or conn.held is not None or conn.closing) and len(conn.unsent) <= WRITE_HIGH_WATER
                and conn.cid in self.connections):
             try:
                 payload = conn.frames.next_frame()
@@ -277,7 +272,7 @@ class EarlyShell:
             header, fast, spec = core._check(conn.node, payload)
         except Answered as answered:
             return answered.response
-        if header.api_key not in EARLY_APIS or len(payload) >= _OFFLOAD_BYTES or "faults" in core.world.services:
+        if header.api_key not in EARLY_APIS or len(payload) >= OFFLOAD_BYTES or "faults" in core.world.services:
             return _LATER
         try:
             request = fast or codec.decode_request_generic(payload)

@@ -12,6 +12,12 @@ from __future__ import annotations
 import struct
 
 _SIZE = struct.Struct(">i")
+# What both shells (the frames' consumers) (server.py's asyncio one and early.py's) read, hand off and hold back alike:
+# Bounded reads: a connection holds at most one frame plus one read (the frame's size comes first,
+# and socket.request.max.bytes bounds it), and is read again only when it has no complete frame left.
+READ_SIZE = 64 * 1024
+OFFLOAD_BYTES = 256 * 1024  # a frame this big is decoded in the codec thread, and its answer encoded there
+WRITE_HIGH_WATER = 256 * 1024  # unsent answer bytes above which a connection is no longer read
 
 
 class FrameError(Exception):

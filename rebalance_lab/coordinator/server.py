@@ -42,7 +42,7 @@ from rebalance_lab.coordinator.connection import (
     IdleConnections,
     Output,
 )
-from rebalance_lab.coordinator.framing import FrameBuffer, FrameError
+from rebalance_lab.coordinator.framing import OFFLOAD_BYTES, READ_SIZE, FrameBuffer, FrameError
 from rebalance_lab.coordinator.handlers import HandlerSpec
 from rebalance_lab.coordinator.handlers.api_versions import API_KEY as API_VERSIONS_KEY
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext, Stepped
@@ -67,10 +67,6 @@ if TYPE_CHECKING:  # security/sasl.py is imported by a SASL listener's first con
     from rebalance_lab.security.sasl import Step
 
 log = logging.getLogger("rebalance_lab.server")
-# Bounded reads: a connection holds at most one frame plus one read (the frame's size comes first,
-# and socket.request.max.bytes bounds it), and is read again only when it has no complete frame left.
-_READ_SIZE = 64 * 1024
-_OFFLOAD_BYTES = 256 * 1024  # a frame this big is decoded in the codec thread, and its answer encoded there
 _STEP_BUDGET_S = 0.005  # a Stepped handler runs this long, then lets the other connections in
 
 __all__ = ["ApiVersionsAnswers", "ConnectionClosed", "EmulatorServer", "RequestObserver", "WorldHook"]
@@ -250,10 +246,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
         self._armed_deadline = deadline
         if deadline is None:
             return  # nothing pending, or a manual clock: timers fire only when a test advances it
-        # A broker runs an expired timer only once its executor thread has queued the expiration behind
-        # the requests already received (coordinator/join_race.py): the loop keeps serving them meanwhile.
-        delay = max(0.0, (deadline - self._world.now_ms()) / 1000.0) + self._world.timer_latency_s()
-        self._timer = self._loop.call_later(delay, self._fire_timers)
+        self._timer = self._loop.call_later(self._world.timer_delay_s(deadline), self._fire_timers)
 
     def _arm_soon(self) -> None:
         """Re-arm once the loop turns: requests answered at arrival in one loop turn share one re-arm.
@@ -365,7 +358,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
                     continue
                 idle.begin(cid)  # a request in flight (e.g. a parked JoinGroup): not idle
                 try:
-                    if len(payload) < _OFFLOAD_BYTES:
+                    if len(payload) < OFFLOAD_BYTES:
                         response = await self._process(cid, node, host, payload)
                     else:
                         with self._collector.held():
@@ -392,7 +385,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
         if arriving is not None:
             arriving.idle = frames.drained()  # bytes arriving now may be answered at once
         try:
-            chunk = await reader.read(_READ_SIZE)
+            chunk = await reader.read(READ_SIZE)
         finally:
             if arriving is not None:
                 arriving.idle = False
@@ -439,7 +432,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
             body = await faults.serve(ctx, request.body, lambda: self._dispatch(spec, ctx, request.body))
         if body is None:
             return None  # e.g. Produce with acks=0 has no response
-        return await self._encode(body, header.correlation_id, request.body, big=len(payload) >= _OFFLOAD_BYTES)
+        return await self._encode(body, header.correlation_id, request.body, big=len(payload) >= OFFLOAD_BYTES)
 
     async def _encode(self, body: Any, correlation_id: int, request: Any, *, big: bool) -> bytes:
         if not (big or is_large(body)):
@@ -453,7 +446,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
         return response
 
     async def _decode(self, payload: bytes) -> codec.DecodedRequest:
-        if len(payload) < _OFFLOAD_BYTES:
+        if len(payload) < OFFLOAD_BYTES:
             return codec.decode_request_generic(payload)
         decoded: codec.DecodedRequest = await self._off_loop(codec.decode_request_generic, payload)
         return decoded

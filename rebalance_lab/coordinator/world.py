@@ -77,6 +77,12 @@ class World:
                 earliest = deadline
         return earliest
 
+    def timer_delay_s(self, deadline: int) -> float:
+        """Seconds until a shell runs the timers due at ``deadline``: a broker runs an expired timer only once its
+        executor thread has queued the expiration behind the requests already received (coordinator/join_race.py),
+        so a shell keeps serving them meanwhile."""
+        return max(0.0, (deadline - self.now_ms()) / 1000.0) + self.timer_latency_s()
+
     def fire_timers(self, now_ms: int | None = None) -> None:
         now = self.now_ms() if now_ms is None else now_ms
         for component in self._timed:
