@@ -37,7 +37,7 @@ def _poller(consumer: Any) -> Poller:
     if _is_instance(consumer, "confluent_kafka", "Consumer"):
         return lambda seconds: _poll_confluent(consumer, seconds)
     if _is_instance(consumer, "kafka", "KafkaConsumer"):
-        return lambda seconds: _poll_kafka_python(consumer, seconds)
+        return _kafka_python_poller(consumer)
     if callable(consumer):
         return lambda _seconds: consumer()
     raise TypeError(f"polling= takes kafka-python or confluent-kafka consumers or callables, not {consumer!r}")
@@ -48,6 +48,32 @@ def _is_instance(consumer: Any, package: str, name: str) -> bool:
     module = sys.modules.get(package)
     cls = getattr(module, name, None) if module is not None else None
     return isinstance(cls, type) and isinstance(consumer, cls)
+
+
+def _kafka_python_poller(consumer: Any) -> Poller:
+    known = False
+
+    def poll(seconds: float) -> None:
+        nonlocal known
+        if not known:  # once, before the first poll this poller makes
+            _learn_subscribed_partitions(consumer)
+            known = True
+        _poll_kafka_python(consumer, seconds)
+
+    return poll
+
+
+def _learn_subscribed_partitions(consumer: Any) -> None:
+    """Have kafka-python fetch the subscribed topics' metadata before it joins. A leader of kafka-python 3.0.12 that
+    joins before that metadata arrives assigns nothing, rejoins when it arrives, and its ``_perform_assignment``
+    for the rejoin makes ``need_rejoin()`` false; if a ``poll()`` ends between that JoinGroup answer and the
+    SyncGroup answer, no later poll awaits the finished join and its assignment is never applied
+    (``coordinator/base.py`` ``join_group_async``). Against a coordinator that answers a join in a few
+    milliseconds (the emulator, or a broker with ``group.initial.rebalance.delay.ms=0``) a loaded machine hits
+    that now and then. ``partitions_for_topic`` blocks until the metadata is fetched (kafka-python 2.x and
+    3.x); a topic that does not exist yet is simply not found, as before."""
+    for topic in sorted(consumer.subscription() or ()):
+        consumer.partitions_for_topic(topic)
 
 
 def _poll_kafka_python(consumer: Any, seconds: float) -> None:

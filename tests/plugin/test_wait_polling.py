@@ -64,6 +64,27 @@ def test_wait_for_group_polls_kafka_python_consumers_and_they_still_read_every_r
 
 
 @pytest.mark.rebalance_lab(topics=[("orders", 3)])
+def test_a_kafka_python_leader_whose_metadata_answer_comes_after_its_join_still_gets_its_assignment(
+        rebalance_lab: Emulator) -> None:
+    """kafka-python 3.0.12 loses the assignment of a rejoin that its leader starts when the topic's metadata
+    arrives after the first join, if a poll ends between that rejoin's JoinGroup answer (when the leader assigns)
+    and its SyncGroup answer (see client_polling). Slow Metadata (600 ms) and SyncGroup (300 ms, longer than a
+    poller's round) answers make that happen every time unless the poller learns the subscribed topics'
+    partitions before its first poll."""
+    rebalance_lab.add_latency(600, api="Metadata")
+    rebalance_lab.add_latency(300, api="SyncGroup")
+    consumer = KafkaConsumer("orders", group_id="g", bootstrap_servers=rebalance_lab.bootstrap_servers,
+                             auto_offset_reset="earliest", enable_auto_commit=False)
+    try:
+        rebalance_lab.wait_for_group("g", state="Stable", members=1, timeout=20, polling=[consumer],
+                                     until=lambda: bool(consumer.assignment()))
+        assert len(consumer.assignment()) == 3
+        assert [entry["generation"] for entry in rebalance_lab.history("g")] == [1]  # one join, no rejoin
+    finally:
+        consumer.close()
+
+
+@pytest.mark.rebalance_lab(topics=[("orders", 3)])
 def test_wait_for_group_polls_a_confluent_kafka_consumer_and_it_still_reads_every_record(
         rebalance_lab: Emulator) -> None:
     _produce(rebalance_lab)
