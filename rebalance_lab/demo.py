@@ -47,6 +47,7 @@ _VICTIM = textwrap.dedent(
     consumer = KafkaConsumer(sys.argv[2], bootstrap_servers=sys.argv[1], group_id=sys.argv[3],
                              client_id="crasher", session_timeout_ms=3000, heartbeat_interval_ms=500,
                              partition_assignment_strategy=[RangePartitionAssignor, RoundRobinPartitionAssignor])
+    consumer.partitions_for_topic(sys.argv[2])  # before joining: see DemoConsumer._run
     while True:
         consumer.poll(timeout_ms={POLL_MS})
     """
@@ -86,7 +87,10 @@ class DemoConsumer:
     def _run(self) -> None:
         # Long polls: kafka-python 3.0.12 stops heartbeating for good when a poll() times out while its
         # JoinGroup/SyncGroup is in flight and the join completes before the next poll() (the member is
-        # then expired); a poll returns as soon as records arrive, so reading stays prompt.
+        # then expired); a poll returns as soon as records arrive, so reading stays prompt. That happens on
+        # a rejoin a leader starts when the topic's metadata arrives after its first join (it assigned
+        # nothing), so each consumer learns the topic's partitions before its first poll: no such rejoin.
+        self.consumer.partitions_for_topic(TOPIC)
         while not self._stop.is_set():
             for batch in self.consumer.poll(timeout_ms=POLL_MS).values():
                 self.records += len(batch)

@@ -18,6 +18,7 @@ from aiokafka import AIOKafkaConsumer
 from rebalance_lab.api import Emulator
 from tests.clients.member import KAFKA_PYTHON_POLL_MS
 from tests.faults.conftest import wait_until, wait_until_async
+from tests.support.kafka_python_join import know_partitions_before_joining
 
 pytestmark = [pytest.mark.clients, pytest.mark.rebalance_lab(topics=[("t", 3)], min_session_timeout_ms=1000)]
 
@@ -43,7 +44,7 @@ def _kafka_python(emu: Emulator, **extra: Any) -> Any:
 @pytest.fixture
 def kp(rebalance_lab: Emulator) -> Iterator[Any]:
     consumer = _kafka_python(rebalance_lab)
-    # kafka-python may first join before it knows the topic (an empty assignment) and then rejoin
+    know_partitions_before_joining(consumer)  # no metadata-triggered rejoin: kafka-python 3.0.12 can lose its result
     wait_until(lambda: len(consumer.assignment()) == 3 and _stable(rebalance_lab), 30.0,
                step=lambda: consumer.poll(timeout_ms=KAFKA_PYTHON_POLL_MS), what="kafka-python join")
     yield consumer

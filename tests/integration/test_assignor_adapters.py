@@ -29,6 +29,7 @@ from rebalance_lab.coordinator.classic.view import GroupView
 from rebalance_lab.protocol import consumer_protocol
 from tests.differential_java.python_side import build_inputs
 from tests.java_oracle import JavaOracle, OracleUnavailable, minimal_case_json
+from tests.support.kafka_python_join import know_partitions_before_joining
 
 pytestmark = [pytest.mark.clients, pytest.mark.java]
 
@@ -175,6 +176,7 @@ class KafkaPythonMember:
         self._thread.start()
 
     def _run(self) -> None:
+        know_partitions_before_joining(self.consumer)  # no metadata-triggered rejoin (see the helper)
         while not self._stop.is_set():
             # Long polls: kafka-python 3.0.12 can stop heartbeating for good when a short poll times out
             # while a JoinGroup/SyncGroup is in flight (a client bug, also seen against real brokers).

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.matrix.kip848_run import GROUP_SETTINGS
+from tests.support.kafka_python_join import know_partitions_before_joining
 
 pytestmark = pytest.mark.clients
 
@@ -58,6 +59,7 @@ def classic_consumer(bootstrap: str, group: str, topic: str) -> Polling:
                                   # a leader that joined before its metadata had the new topic (seen once on a loaded
                                   # machine against the real broker) learns of it in 2 s and rejoins, not in 5 minutes
                                   metadata_max_age_ms=2_000)
+    know_partitions_before_joining(consumer)  # short polls: kafka-python 3.0.12's lost rejoin (see the helper)
     return Polling(lambda: consumer.poll(timeout_ms=200), lambda: {tp.partition for tp in consumer.assignment()},
                    consumer.close)
 

@@ -16,6 +16,7 @@ from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.errors import ErrorCode
 from tests.clients.member import KAFKA_PYTHON_POLL_MS
+from tests.support.kafka_python_join import know_partitions_before_joining
 
 from .wire import RawConnection
 
@@ -200,6 +201,7 @@ async def test_kafka_python_consumer_group_of_two_forms_and_splits_the_partition
             consumer = kafka.KafkaConsumer("t", bootstrap_servers=bootstrap, group_id="smoke", client_id=name,
                                            enable_auto_commit=False, session_timeout_ms=10_000,
                                            heartbeat_interval_ms=500)
+            know_partitions_before_joining(consumer)  # no metadata-triggered rejoin (see the helper)
             deadline = time.time() + 30
             while time.time() < deadline and not stop.is_set():
                 try:  # OffsetFetch may not be served yet; the group still forms

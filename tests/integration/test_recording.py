@@ -17,6 +17,7 @@ from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAs
 from rebalance_lab.api import Emulator
 from rebalance_lab.coordinator.routing import partition_for
 from tests.clients.member import KAFKA_PYTHON_POLL_MS
+from tests.support.kafka_python_join import know_partitions_before_joining
 
 COMMON = {"schema_version", "source", "source_ref", "seq", "ts", "ts_kind", "cluster_id", "group_id", "event_type"}
 
@@ -30,6 +31,7 @@ def _run_group(emu: Emulator, strategies: list[list[Any]]) -> dict[str, list[int
     stop = threading.Event()
 
     def poll(c: KafkaConsumer) -> None:
+        know_partitions_before_joining(c)  # no metadata-triggered rejoin: kafka-python 3.0.12 can lose it
         while not stop.is_set():
             c.poll(timeout_ms=KAFKA_PYTHON_POLL_MS)  # long polls: see KAFKA_PYTHON_POLL_MS
 

@@ -19,6 +19,7 @@ import pytest
 
 from rebalance_lab.api import Emulator
 from tests.support import kafka_tools
+from tests.support.kafka_python_join import know_partitions_before_joining
 
 pytestmark = pytest.mark.clients
 
@@ -164,6 +165,7 @@ def _kafka_python_transform(bootstrap: str, source: str, sink: str, group: str, 
     producer.abort_transaction()
     consumer = KafkaConsumer(source, bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
                              auto_offset_reset="earliest", isolation_level="read_committed")
+    know_partitions_before_joining(consumer)  # short polls: kafka-python 3.0.12's lost rejoin (see the helper)
     done = 0
     try:
         while done < RECORDS:

@@ -6,7 +6,8 @@ kafka-python 3.0.12 has a race: when ``poll(timeout_ms)`` runs out while a rejoi
 is in flight, the SyncGroup response arrives but the join never completes in the client: heartbeats
 stay disabled, ``poll()`` spins in ``ensure_coordinator_ready`` and the member's session expires for
 good (seen about once in 15 runs with 200 ms polls, when the first leader assigned before it had the
-topic's metadata and rejoined at once). Polling for 1 s makes the window rarer; it does not close it.
+topic's metadata and rejoined at once). Polling for 1 s made the window rarer; learning the topic's partitions
+before subscribing (tests/support/kafka_python_join) closes it: the first leader has them, so it never rejoins.
 
     python -m tests.matrix.drivers.kafka_python.driver --bootstrap H:P --topic T --group G --member a
 """
@@ -24,6 +25,7 @@ from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor
 from kafka.coordinator.assignors.sticky.sticky_assignor import StickyPartitionAssignor
 
 from tests.matrix.drivers.member_io import emit, emit_records, parse_args, partitions, watch_stdin
+from tests.support.kafka_python_join import know_partitions_before_joining
 
 ASSIGNORS: dict[str, Any] = {
     "cooperative-sticky": CooperativeStickyAssignor, "sticky": StickyPartitionAssignor,
@@ -53,6 +55,7 @@ def main() -> None:
     emit(event="started", client="kafka-python", version=kafka.__version__, assignor=args.assignor)
     closing = threading.Event()
     watch_stdin(closing.set)
+    know_partitions_before_joining(consumer, [args.topic])
     consumer.subscribe([args.topic], listener=_Listener())
     while not closing.is_set():
         for records in consumer.poll(timeout_ms=1000).values():
