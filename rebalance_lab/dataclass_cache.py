@@ -12,6 +12,12 @@ honoured, the interpreter's cache tag in the name). Only ``serve`` installs it: 
 What a cached method does is what a freshly compiled one does: the code object is the one ``exec`` would
 have compiled from that source (same file name ``<string>``, no inherited future flags); the globals and
 the class's names are bound by running it, every time, as before.
+
+The same cache serves the two other compilers a class statement of serve's path runs (:func:`install`):
+``typing.NamedTuple`` compiles each string annotation into a ``ForwardRef`` (``compile(..., 'eval')``; the
+process's first ``compile`` also builds the ``ast`` module's ~120 types, ~9 million instructions) and
+``collections.namedtuple`` ``eval``s its ``__new__``. Their expressions are kept beside the methods' sources,
+under a key no source can start with (a NUL byte).
 """
 
 from __future__ import annotations
@@ -69,18 +75,40 @@ def _path() -> str:
     return importlib.util.cache_from_source(os.path.join(os.path.dirname(__file__), "dataclass_methods.py"))
 
 
-def _exec(source: Any, globals_: Any = None, locals_: Any = None) -> None:
+_EVAL = "\0eval\0"  # the key prefix of an expression (eval mode): no source holds a NUL byte
+
+
+def _code(key: str, source: str, mode: str) -> CodeType:
     global _new
+    code = _compiled.get(key)
+    _used.add(key)
+    if code is None:
+        # dont_inherit: the flags the callers' own compile would use (dataclasses, typing and collections have no
+        # __future__ import), not this module's
+        code = _compiled[key] = builtins.compile(source, "<string>", mode, dont_inherit=True)
+        _new = True
+    return code
+
+
+def _exec(source: Any, globals_: Any = None, locals_: Any = None) -> None:
     if not isinstance(source, str):
         builtins.exec(source, globals_, locals_)
         return
-    code = _compiled.get(source)
-    _used.add(source)
-    if code is None:
-        # dont_inherit: the flags dataclasses' own exec would compile with (that module has no __future__ import)
-        code = _compiled[source] = compile(source, "<string>", "exec", dont_inherit=True)
-        _new = True
-    builtins.exec(code, globals_, locals_)
+    builtins.exec(_code(source, source, "exec"), globals_, locals_)
+
+
+def _compile(source: Any, filename: Any, mode: Any, *args: Any, **kwargs: Any) -> Any:
+    """typing's ``compile``: ``ForwardRef`` compiles ``compile(annotation, '<string>', 'eval')``."""
+    if isinstance(source, str) and filename == "<string>" and mode == "eval" and not args and not kwargs:
+        return _code(_EVAL + source, source, "eval")
+    return builtins.compile(source, filename, mode, *args, **kwargs)
+
+
+def _eval(source: Any, globals_: Any = None, locals_: Any = None) -> Any:
+    """collections' ``eval``: ``namedtuple`` evaluates its ``__new__``'s lambda from source."""
+    if isinstance(source, str):
+        source = _code(_EVAL + source, source, "eval")
+    return builtins.eval(source, globals_, locals_)
 
 
 def install() -> None:
@@ -99,6 +127,13 @@ def install() -> None:
     except (OSError, ValueError, EOFError, TypeError):
         pass  # no cache yet, another interpreter's, or damaged: compile as usual
     dataclasses.exec = _exec  # type: ignore[attr-defined]
+    # typing and collections call compile and eval by their global names (NamedTuple's annotations, namedtuple's
+    # __new__): a module global of that name is found before the builtin, in that module only
+    import collections
+    import typing
+
+    typing.compile = _compile  # type: ignore[attr-defined]
+    collections.eval = _eval  # type: ignore[attr-defined]
     if sys.version_info[:2] == (3, 11):  # the docstring code below is 3.11's _process_class
         dataclasses.inspect = _DeferredSignatures()  # type: ignore[attr-defined]
 

@@ -113,3 +113,47 @@ def test_a_dataclass_docstring_is_made_when_read_and_reads_as_dataclasses_makes_
     assert plain.split(" ", 1)[0] == "1"
     assert with_cache.split(" ", 1)[1] == plain.split(" ", 1)[1]
     assert "'Offset(topic: str, partition: int = 0)'" in plain and plain.endswith("True")
+
+
+# A NamedTuple of string annotations (typing compiles each into a ForwardRef) and a namedtuple (collections evals
+# its __new__), made with the cache installed; prints how many times the builtin compiler ran and how they behave.
+_NAMED_TUPLE_SCRIPT = """
+from __future__ import annotations
+import builtins, collections, typing
+from rebalance_lab import dataclass_cache
+dataclass_cache.install()
+compiled = []
+real_compile, real_eval = builtins.compile, builtins.eval
+builtins.compile = lambda *args, **kwargs: compiled.append(args[0]) or real_compile(*args, **kwargs)
+builtins.eval = lambda *args, **kwargs: compiled.append(args[0]) or real_eval(*args, **kwargs)
+
+class Joined(typing.NamedTuple):
+    member_id: str
+    generation: int = -1
+    protocols: tuple[str, ...] = ()
+
+Pair = collections.namedtuple("Pair", "left right", defaults=(0,))
+builtins.compile, builtins.eval = real_compile, real_eval
+ref = typing.get_type_hints(Joined)
+print(len([c for c in compiled if isinstance(c, str)]), repr(Joined("m", 2)), Joined("m") == ("m", -1, ()),
+      Joined._fields, Joined.__annotations__, ref, repr(Pair(1)), Pair._field_defaults, Joined.__new__.__defaults__)
+dataclass_cache.save()
+"""
+
+
+def test_named_tuples_made_from_cached_code_compile_nothing_and_behave_as_ones_compiled_afresh(
+        tmp_path: Path) -> None:
+    """typing.NamedTuple's ForwardRefs and namedtuple's __new__ come from the cache a previous serve saved: no
+    compile (the first one of a process also builds the ast module's types), the same classes."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path)
+
+    def run(script: str) -> list[str]:
+        return subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True,
+                              check=True).stdout.strip().split(" ", 1)
+
+    first, second = run(_NAMED_TUPLE_SCRIPT), run(_NAMED_TUPLE_SCRIPT)
+    plain = run(_NAMED_TUPLE_SCRIPT.replace("dataclass_cache.install()", "").replace("dataclass_cache.save()", ""))
+    assert int(first[0]) > 0 and second[0] == "0"  # compiled once, then read from the saved cache
+    assert first[1] == second[1] == plain[1]
+    assert "Joined(member_id='m', generation=2, protocols=()) True ('member_id', 'generation', 'protocols')" in plain[1]
