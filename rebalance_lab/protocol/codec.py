@@ -19,7 +19,6 @@ Message classes are made per API on first use (start-up pays only for the APIs a
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 from collections.abc import Callable
@@ -31,6 +30,7 @@ from rebalance_lab.protocol import (
     classic_group_codec,
     classic_heartbeat_codec,
     heartbeat_codec,
+    json_cache,
     nullability,
     schema_codec,
 )
@@ -67,9 +67,9 @@ _API_VERSIONS = 18  # its response header is v0 in every version (KIP-511)
 
 def _schema_file(name: str) -> Any:
     # read beside this module, not through importlib.resources: importing that (tempfile, zipfile, shutil, bz2,
-    # lzma) cost serve's start-up more than reading the files (issue 22); pip installs packages unzipped
-    with open(os.path.join(os.path.dirname(__file__), "schemas", name), encoding="utf-8") as file:
-        return json.load(file)
+    # lzma) cost serve's start-up more than reading the files (issue 22); pip installs packages unzipped. Through
+    # json_cache: a start with its cache imports no json and parses nothing
+    return json_cache.load(os.path.join(os.path.dirname(__file__), "schemas", name))
 
 
 def _load_schemas() -> dict[str, Any]:

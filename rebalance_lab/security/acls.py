@@ -14,7 +14,6 @@ optional ``"permission"`` (ALLOW), ``"host"`` ("*") and ``"pattern_type"`` (LITE
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from enum import IntEnum
@@ -235,6 +234,8 @@ def load_acl_file(path: str | os.PathLike[str]) -> list[Acl]:
             text = file.read()
     except OSError as exc:
         raise AclFileError(f"cannot read ACL file {path}: {exc.strerror or exc}") from None
+    import json  # here: serve imports this module at every start, and json only for an ACL file (issue 22)
+
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -12,7 +12,6 @@ File format (``--users-file``): either JSON, an object ``{"alice": "alice-secret
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -62,6 +61,8 @@ def read_users_file(path: str | os.PathLike[str]) -> list[tuple[str, str]]:
 
 
 def _json_users(path: str | os.PathLike[str], text: str) -> list[tuple[str, str]]:
+    import json  # here: serve imports this module at every start, and json only for a users file (issue 22)
+
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -9,6 +9,7 @@ this test fails as soon as one of the packages below is imported on that path ag
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import socket
 import subprocess
@@ -104,11 +105,12 @@ def _handed_over(proc: subprocess.Popen[str]) -> str:
 
 
 @contextlib.contextmanager
-def _serve(wrapper: str, *extra: str) -> Iterator[tuple[subprocess.Popen[str], tuple[str, int]]]:
+def _serve(wrapper: str, *extra: str, env: dict[str, str] | None = None) \
+        -> Iterator[tuple[subprocess.Popen[str], tuple[str, int]]]:
     """A serve process under ``wrapper`` (from a folder of no package: ``-c`` puts the working directory first on
     sys.path), its first broker's address, and its end."""
     proc = subprocess.Popen([sys.executable, "-c", wrapper, *SERVE, *extra], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir())
+                            stderr=subprocess.PIPE, text=True, cwd=tempfile.gettempdir(), env=env)
     try:
         assert proc.stdout is not None
         first = proc.stdout.readline()
@@ -204,6 +206,27 @@ def test_serves_main_thread_answers_its_first_join_group_without_importing_what_
         line = proc.stdout.readline().split()
     assert line[0] == "MAIN" and "rebalance_lab.coordinator.handlers.join_group" in line[1:]
     assert [m for m in NOT_ON_THE_MAIN_THREAD if m in line[1:]] == []
+
+
+# What the main thread need not import when an earlier start left its caches (bytecode, dataclass methods, the
+# schemas: json_cache.py), as every start after an installed package's first does: json, whose parser read Kafka's
+# message schemas at every start
+NOT_ON_THE_MAIN_THREAD_WITH_CACHES = ("json", "json.decoder", "json.scanner", "json.encoder")
+
+
+def test_serves_main_thread_imports_no_json_once_a_start_has_cached_the_schemas(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPYCACHEPREFIX"] = str(tmp_path)
+    lines = []
+    for _start in range(2):  # the first start writes the caches, the second reads them
+        with _serve(_MAIN_THREAD_WRAPPER, env=env) as (proc, address):
+            assert proc.stdout is not None
+            assert _first_join(address) == 1
+            proc.send_signal(signal.SIGUSR1)
+            lines.append(proc.stdout.readline().split())
+    assert "json" in lines[0]  # parsed the schemas: the test sees the import when there is one
+    assert lines[1][0] == "MAIN" and "rebalance_lab.coordinator.handlers.join_group" in lines[1][1:]
+    assert [m for m in NOT_ON_THE_MAIN_THREAD_WITH_CACHES if m in lines[1][1:]] == []
 
 
 def test_dataclasses_imported_by_the_cache_first_still_make_signatures_and_docstrings() -> None:

@@ -11,7 +11,6 @@ Kafka's documentation strings are not stored (FIDELITY.md).
 
 from __future__ import annotations
 
-import json
 import os
 from functools import cache
 from typing import Any
@@ -23,7 +22,10 @@ _FILES = {"kafka-4": "kafka4.json", "kafka-3": "kafka3.json"}
 def load(flavor: str) -> dict[str, Any]:
     """The data of a flavor ("kafka-4" or "kafka-3")."""
     # read beside this module, not through importlib.resources, whose import (tempfile, zipfile, shutil, bz2,
-    # lzma) every serve paid at start-up (issue 22); pip installs packages unzipped
+    # lzma) every serve paid at start-up (issue 22); pip installs packages unzipped. json imported here: serve's
+    # start imports this module but reads no flavor's data before its first DescribeConfigs
+    import json
+
     with open(os.path.join(os.path.dirname(__file__), _FILES[flavor]), encoding="utf-8") as file:
         data: dict[str, Any] = json.load(file)
     return data
