@@ -28,6 +28,8 @@ from kafka import KafkaConsumer
 def join(bootstrap, group):
     consumer = KafkaConsumer("orders", group_id=group, bootstrap_servers=bootstrap, session_timeout_ms=10000,
                              heartbeat_interval_ms=1000)
+    # knows the topic's partitions before it joins (tests/support/kafka_python_join: kafka-python 3.0.12's lost rejoin)
+    consumer.partitions_for_topic("orders")
     deadline = time.time() + 60
     while not consumer.assignment() and time.time() < deadline:
         consumer.poll(timeout_ms=200)
