@@ -38,8 +38,9 @@ JOIN_KEY, SYNC_KEY = 11, 14
 JOIN_VERSIONS = tuple(range(10))
 SYNC_VERSIONS = tuple(range(6))
 JOIN_FLEXIBLE, SYNC_FLEXIBLE = 6, 4  # flexibleVersions "6+" and "4+"
-# A bigger request (the leader's SyncGroup of thousands of members) is left to the generic codec, which the shell
-# runs in its codec thread, so one request never holds the loop while it is read (issue 17).
+# A bigger request (the leader's SyncGroup of thousands of members) is not taken at arrival: the shell's task reads
+# it (with these decoders, unbounded; in its codec thread from OFFLOAD_BYTES), so one request never holds the loop
+# while it is read (issue 17).
 MAX_FAST_BYTES = 64 * 1024
 
 _I16 = struct.Struct(">h")
@@ -126,9 +127,11 @@ class SyncGroupResponse:
 # -- reading -----------------------------------------------------------------------------------------------------
 
 
-def decode_join_request(payload: bytes) -> tuple[int, str, JoinGroupRequest] | None:
-    """(correlation id, client id, body) of a JoinGroup v0-9, or None for the generic codec."""
-    if len(payload) > MAX_FAST_BYTES:
+def decode_join_request(payload: bytes, max_bytes: int | None = MAX_FAST_BYTES
+                        ) -> tuple[int, str, JoinGroupRequest] | None:
+    """(correlation id, client id, body) of a JoinGroup v0-9, or None for the generic codec; ``max_bytes`` None:
+    any size (the shell's codec thread reads a big one so, server.py)."""
+    if max_bytes is not None and len(payload) > max_bytes:
         return None
     try:
         header = request_header(payload, JOIN_KEY, JOIN_VERSIONS)
@@ -212,9 +215,11 @@ def _join_compact(data: bytes, pos: int, version: int) -> JoinGroupRequest | Non
                             reason, protocols_key)
 
 
-def decode_sync_request(payload: bytes) -> tuple[int, str, SyncGroupRequest] | None:
-    """(correlation id, client id, body) of a SyncGroup v0-5, or None for the generic codec."""
-    if len(payload) > MAX_FAST_BYTES:
+def decode_sync_request(payload: bytes, max_bytes: int | None = MAX_FAST_BYTES
+                        ) -> tuple[int, str, SyncGroupRequest] | None:
+    """(correlation id, client id, body) of a SyncGroup v0-5, or None for the generic codec; ``max_bytes`` None:
+    any size (the leader's SyncGroup of thousands of assignments, read in the shell's codec thread: server.py)."""
+    if max_bytes is not None and len(payload) > max_bytes:
         return None
     try:
         header = request_header(payload, SYNC_KEY, SYNC_VERSIONS)

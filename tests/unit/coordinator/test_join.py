@@ -212,3 +212,19 @@ def test_member_joining_with_an_identical_protocol_but_new_metadata_counts_as_ch
     _leader, follower = ctx.stable_group(2)
     f = ctx.join(follower, protos=protocols("range", metadata=b"new"))
     assert not f.done and ctx.state() == "PreparingRebalance"
+
+
+def test_a_completed_join_answers_the_leader_first_whatever_the_members_order() -> None:
+    """Every SyncGroup answer waits for the leader's SyncGroup, which needs the leader's JoinGroup answer: it is
+    resolved (and written by the shell) before the followers', who keep the members' order (issue 22)."""
+    ctx = GroupContext()
+    ids = ctx.stable_group(8)
+    leader = ctx.view().leader_id
+    order = list(ctx.view().member_ids)
+    assert order[0] != leader  # the members' own order (Java HashMap order) puts another member first
+    lead = ctx.join(leader)
+    followers = {ctx.join(m).token: m for m in order if m != leader}
+    answered = [token for token in ctx.replies if token == lead.token or token in followers]
+    assert answered[0] == lead.token and lead.result.members
+    assert [followers[t] for t in answered[1:]] == [m for m in order if m != leader]
+    assert set(ids) == set(order)
