@@ -6,7 +6,6 @@ import argparse
 import contextlib
 import gc
 import os
-import signal
 import sys
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, NoReturn
@@ -462,6 +461,7 @@ def config_from_args(args: argparse.Namespace) -> EmulatorConfig:
 
 async def _serve(config: EmulatorConfig, warm_up: bool = True, early: EarlyServe | None = None) -> None:
     import asyncio
+    import signal  # here, as asyncio has: a plain serve's early phase sets its handlers through _signal
 
     from rebalance_lab.security.additional import bootstrap_of
 

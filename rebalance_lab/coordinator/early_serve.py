@@ -12,12 +12,12 @@ SIGTERM (then serve stops, as it does later).
 from __future__ import annotations
 
 import logging
-import signal
 import sys
 import threading
 import time
 from collections.abc import Callable
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from rebalance_lab.config import EmulatorConfig
 from rebalance_lab.coordinator.early import EarlyShell
@@ -27,6 +27,11 @@ from rebalance_lab.coordinator.request_core import RequestCore
 # no module is imported by the two threads at once (importlib's deadlock detection could hand one of them a
 # module half made; tests/unit/test_serve_imports.py checks the two sets are apart)
 from rebalance_lab.security import additional  # noqa: F401
+
+if TYPE_CHECKING:  # signal's functions, as typeshed types them (it has no stubs for _signal)
+    import signal as _signal
+else:  # the C module signal wraps: see EarlyServe.__init__
+    import _signal
 
 log = logging.getLogger("rebalance_lab.server")
 _SWITCH_INTERVAL_S = 0.001  # while both threads run: how long a request may wait for the import thread
@@ -48,8 +53,10 @@ class EarlyServe:
 
     def __init__(self, config: EmulatorConfig) -> None:
         self.stop_requested = False
-        for sig in (signal.SIGINT, signal.SIGTERM):  # before the listening line, which scripts wait for
-            signal.signal(sig, self._on_signal)  # the asyncio shell installs its own when it takes over
+        # _signal, the C module signal wraps (its Signals/Handlers/Sigmasks enums made at import, ~3 million
+        # instructions of serve's start, issue 22): the same handlers set; asyncio imports signal in the import thread
+        for sig in (_signal.SIGINT, _signal.SIGTERM):  # before the listening line, which scripts wait for
+            _signal.signal(sig, self._on_signal)  # the asyncio shell installs its own when it takes over
         self.core = RequestCore(config)
         self.shell = EarlyShell.listening(self.core)  # an address in use raises OSError, as the asyncio start did
         self.listening_at = time.perf_counter()
