@@ -109,6 +109,7 @@ WHATIF_RESULTS: Columns = (
     ("delta_moved", INT32), ("delta_imbalance", INT32),
     ("reproduced", BOOL),  # the what-if assignment equals the recorded one
     ("assignment", ListOf(MEMBER_ASSIGNMENT)),  # final assignment (after the follow-up round if cooperative)
+    ("unknown_reason", STRING),  # why the episode's what-if could not run (null when it ran; replay/counts.py)
 )
 
 GROUP_SUMMARY: Columns = (

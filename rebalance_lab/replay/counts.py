@@ -11,6 +11,14 @@ from bisect import bisect_right
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+# The most partitions of one topic the what-if builds. Kafka 4.4.0's controller creates at most 10,000 partitions
+# per CreateTopics request and adds at most 10,000 per CreatePartitions request (ReplicationControlManager
+# .validateTotalNumberOfPartitions, POLICY_VIOLATION; QuorumController.MAX_RECORDS_PER_USER_OP): a topic grows past
+# that only through more requests, and a partition id is any int32. An input naming partition 2147483000 would make
+# every round build that many partitions (a hang, then memory exhausted); past this bound the counts are left out
+# and the generation's what-if is unknown, with the reason (whatif.py), instead.
+MAX_WHATIF_PARTITIONS = 100_000
+
 
 class TopicCounts:
     """``topic -> [(ts, count)]`` sorted by time; a count of 0 means the topic was deleted."""
@@ -73,16 +81,29 @@ class Inferred:
                 seen[topic] = partition + 1
 
 
-def counts_at(topics: Iterable[str], ts: int | None, metadata: TopicCounts, inferred: Inferred) -> dict[str, int]:
+def counts_at(topics: Iterable[str], ts: int | None, metadata: TopicCounts, inferred: Inferred,
+              too_large: dict[str, int] | None = None) -> dict[str, int]:
     """Partition count per topic as a leader would have seen it at ``ts``: the metadata's, raised to what
     the recorded assignments prove exists (a partition that was assigned exists). Topics with no count
-    at all are left out, as Java's assignors skip topics without metadata."""
+    at all are left out, as Java's assignors skip topics without metadata; so are topics counted beyond
+    :data:`MAX_WHATIF_PARTITIONS`, which go to ``too_large`` (topic -> count) when it is given."""
     result: dict[str, int] = {}
     for topic in topics:
         known = metadata.at(topic, ts) if ts is not None else None
         if known == 0:
             continue  # deleted at that time
         count = max(known or 0, inferred.seen.get(topic, 0))
-        if count > 0:
+        if count > MAX_WHATIF_PARTITIONS:
+            if too_large is not None:
+                too_large[topic] = count
+        elif count > 0:
             result[topic] = count
     return result
+
+
+def too_large_reason(too_large: dict[str, int]) -> str:
+    """Why a generation's what-if is unknown: its topics counted beyond the bound (the first three named)."""
+    named = ", ".join(f"{topic!r} ({count:,})" for topic, count in sorted(too_large.items())[:3])
+    more = f" and {len(too_large) - 3} more" if len(too_large) > 3 else ""
+    return (f"partition count beyond the what-if's bound of {MAX_WHATIF_PARTITIONS:,} per topic: {named}{more} "
+            f"(a partition id that large is damaged input, or a topic too large to replay)")

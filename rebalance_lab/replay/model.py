@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rebalance_lab.replay import column_types
-from rebalance_lab.replay.counts import Inferred, TopicCounts, counts_at, index_for
+from rebalance_lab.replay.counts import Inferred, TopicCounts, counts_at, index_for, too_large_reason
 from rebalance_lab.replay.episodes import Episode, Facts, StormRules, Triggers, facts, storms, window
 from rebalance_lab.replay.moves import ClientTimes, Transitions, transitions
 from rebalance_lab.replay.static import Avoidance, Change, unique_identities
@@ -76,11 +76,13 @@ def _generation_row(base: dict[str, Any], g: Generation) -> dict[str, Any]:
     }
 
 
-def _counts(episodes: list[Episode], metadata: TopicCounts) -> dict[int, dict[str, int]]:
+def _counts(episodes: list[Episode], metadata: TopicCounts, unknown: dict[int, str]) -> dict[int, dict[str, int]]:
     """Partition counts of each generation's subscribed topics, at its sync (else join/prepare) time,
-    with the partitions recorded so far as a floor."""
+    with the partitions recorded so far as a floor; ``unknown`` gets why a generation has no what-if
+    (a topic counted beyond the what-if's bound)."""
     inferred = Inferred()
     result: dict[int, dict[str, int]] = {}
+    too_large: dict[str, int] = {}  # one, emptied after each use (almost always empty)
     for ep in episodes:
         for g in ep.gens:
             topics: set[str] = set()
@@ -88,7 +90,10 @@ def _counts(episodes: list[Episode], metadata: TopicCounts) -> dict[int, dict[st
                 inferred.add(m.assignment or ())  # (owned partitions were all assigned before)
                 topics.update(m.topics or ())
             ts = g.t_sync_done or g.t_join_done or g.t_prepare
-            result[g.generation] = counts_at(sorted(topics), ts, metadata, inferred)
+            result[g.generation] = counts_at(sorted(topics), ts, metadata, inferred, too_large)
+            if too_large:
+                unknown[g.generation] = too_large_reason(too_large)
+                too_large.clear()
     return result
 
 
@@ -170,7 +175,8 @@ def replay_group(events: list[dict[str, Any]], topics: list[dict[str, Any]], *, 
     gens = timeline.sorted_generations()
     episodes = window(gens)
     n_storms = storms(episodes, options.storm_rules())
-    counts = _counts(episodes, index_for(topics))
+    unknown: dict[int, str] = {}
+    counts = _counts(episodes, index_for(topics), unknown)
     starts = {ep.episode_id: ep.t_start or 0 for ep in episodes}
     moves = transitions(gens, base, starts, ClientTimes(timeline.client_partitions, timeline.member_times))
     triggers = Triggers(timeline)
@@ -183,7 +189,7 @@ def replay_group(events: list[dict[str, Any]], topics: list[dict[str, Any]], *, 
         all_facts.append(f)
         episode_rows.append(_episode_row(base, ep, f, moves, triggers.of(ep, since)))
         since = ep.t_end or since
-    items = [EpisodeInput(ep, f, counts) for ep, f in zip(episodes, all_facts, strict=True)]
+    items = [EpisodeInput(ep, f, counts, unknown) for ep, f in zip(episodes, all_facts, strict=True)]
     avoided = _avoided(timeline, episodes, all_facts) if any(s.static for s in specs) else frozenset()
     whatif_out: list[dict[str, Any]] = []
     for name in whatif:

@@ -130,6 +130,7 @@ class EpisodeInput:
     episode: Episode
     facts: Facts
     counts: Mapping[int, dict[str, int]]  # generation -> partition counts of its members' topics
+    unknown: Mapping[int, str] = field(default_factory=dict)  # generation -> why its what-if cannot run (counts.py)
 
 
 def mode_of(assignor: str, static: bool) -> str:
@@ -332,6 +333,7 @@ class _Outcome:
     extra_rounds: int = 0
     skipped: int = 0
     failed: bool = False
+    unknown: str | None = None  # a round's generation cannot be replayed: why (EpisodeInput.unknown)
 
 
 def _leader(g: Generation) -> Member | None:
@@ -353,6 +355,7 @@ def _simulate(chain_: Chain, item: EpisodeInput, assignor: str, completed: list[
     pending.reverse()  # a stack: the next recorded generation is last
     out = _Outcome()
     cooperative = assignor in COOPERATIVE_PROTOCOLS
+    unknown = item.unknown
     base: Generation | None = None
     while True:
         withholding = cooperative and bool(out.rounds) and bool(out.rounds[-1].withheld)
@@ -369,6 +372,9 @@ def _simulate(chain_: Chain, item: EpisodeInput, assignor: str, completed: list[
         aligned = bool(pending)
         g = pending.pop() if pending else base
         assert g is not None
+        if unknown and g.generation in unknown:
+            out.unknown = unknown[g.generation]
+            break
         number = chain_.alias.get(g.generation, g.generation)
         result = chain_.run(g.members or [], item.counts.get(g.generation, _NO_COUNTS), number, _leader(g), assignor)
         if result is None:
@@ -510,6 +516,9 @@ def episode_row(chain_: Chain, item: EpisodeInput, assignor: str, base: dict[str
     before_state = chain_.state
     before = chain_.owners()
     out = _simulate(chain_, item, assignor, completed)
+    if out.unknown is not None:  # counted in the row: the report says why, the next episode starts afresh
+        chain_.forget()
+        return {**row, "reproduced": None, "unknown_reason": out.unknown}
     if not out.rounds:
         after = item.episode.after
         chain_.forget()

@@ -118,6 +118,9 @@ def whatif_section(summary: Summary) -> str:
                  "headline). Imbalance is compared with the recorded assignment on the episodes where it is known "
                  "(\"compared\"); \"reproduced\" is the share of episodes whose what-if assignment equals the "
                  "recorded one; \"follow-ups\" counts the extra rounds a cooperative assignor needed.")
+    for result in summary.whatif:  # episodes a what-if could not run, counted per reason
+        for reason, count in result.unknown:
+            intro += note(f"{result.label}: {count:,} episode(s) unknown: {reason}.")
     return section("whatif", "What if another assignor had been used", intro + table(headers, rows, spans=spans))
 
 

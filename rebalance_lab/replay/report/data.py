@@ -84,6 +84,7 @@ class WhatIf:
     est_stw_ms: float | None  # mean
     reproduced: int
     reproduced_known: int
+    unknown: tuple[tuple[str, int], ...] = ()  # (why an episode's what-if could not run, how many), most first
 
 
 @dataclass(frozen=True)
@@ -225,8 +226,13 @@ def _whatif(name: str, rows: list[Row]) -> WhatIf:
         imbalance=_means(rows, "imbalance", "actual_imbalance"),
         follow_ups=sum(r.get("follow_up_generations") or 0 for r in rows),
         est_stw_ms=_mean([r["est_stw_ms"] for r in rows if r.get("est_stw_ms") is not None]),
-        reproduced=sum(verdicts), reproduced_known=len(verdicts),
+        reproduced=sum(verdicts), reproduced_known=len(verdicts), unknown=_unknown_reasons(rows),
     )
+
+
+def _unknown_reasons(rows: list[Row]) -> tuple[tuple[str, int], ...]:
+    reasons = Counter(str(r["unknown_reason"]) for r in rows if r.get("unknown_reason"))
+    return tuple(reasons.most_common())
 
 
 def _by_whatif(rows: list[Row]) -> dict[str, list[Row]]:

@@ -63,8 +63,12 @@ def headline_line(line: headline.Line, indent: str = "  ") -> str:
 
 
 def _reproduced(result: WhatIf) -> str:
-    return (f"  {printable(result.label)}: reproduced {fmt_pct(result.reproduced, result.reproduced_known)} "
+    line = (f"  {printable(result.label)}: reproduced {fmt_pct(result.reproduced, result.reproduced_known)} "
             f"({result.reproduced}/{result.reproduced_known}) of the recorded assignments")
+    if result.unknown:  # episodes the what-if could not run, counted with the first reason
+        count = sum(n for _, n in result.unknown)
+        line += f"; {count} episode(s) unknown: {printable(result.unknown[0][0])}"
+    return line
 
 
 def _headline_lines(summary: Summary) -> list[str]:
