@@ -13,12 +13,16 @@ import json
 import re
 import sys
 from collections.abc import Iterable
+from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
 from rebalance_lab.observe.formats import FormatError, render
+from rebalance_lab.replay.column_types import EVENT_COLUMNS
+from rebalance_lab.replay.value_check import ValueCheckError, check_columns
 
 _SCHEMA = re.compile(r"^rbl-event/1(?:\.\d+)*$")
+_NOT_CHECKED = frozenset({"ts", "detail"})  # ts: ISO text in a recording (checked above); detail: any JSON
 
 
 class ExportError(ValueError):
@@ -47,12 +51,41 @@ def _row(path: str | Path, number: int, line: str) -> dict[str, Any] | None:
         row = json.loads(line)
     except json.JSONDecodeError as exc:
         raise ExportError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:  # arrays or objects nested deeper than the parser's stack
+        raise ExportError(f"{path}:{number}: not valid JSON (nested too deeply to read)") from None
+    except ValueError as exc:  # an integer literal of more than 4,300 digits (int's conversion limit)
+        raise ExportError(f"{path}:{number}: not valid JSON ({exc})") from None
     if not isinstance(row, dict):
         raise ExportError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
     version = row.get("schema_version")
     if not isinstance(version, str) or not _SCHEMA.match(version):
         raise ExportError(f"{path}:{number}: schema_version {version!r} is not rbl-event/1")
+    ts = row.get("ts")
+    if not _renderable_time(ts):
+        raise ExportError(f"{path}:{number}: ts {ts!r:.60} is outside the years 2 to 9998")
+    try:  # every other column's value of its type, so that no format meets one it cannot render
+        check_columns(row, EVENT_COLUMNS, skip=_NOT_CHECKED)
+    except ValueCheckError as exc:
+        raise ExportError(f"{path}:{number}: bad value: {exc}") from None
     return row
+
+
+_MS_MIN, _MS_MAX = -62_104_060_800_000, 253_370_764_800_000  # epoch ms of 0002-01-01 and 9999-01-01 (UTC)
+
+
+def _renderable_time(ts: Any) -> bool:
+    """False for a time every format fails on with an overflow: ISO-8601 text or epoch milliseconds within a day of
+    datetime's limits (years 1 and 9999), where a time zone's shift leaves its range. A missing ts or text that is
+    not ISO-8601 is left to the formats, which refuse it in one line of their own."""
+    if isinstance(ts, str):
+        try:
+            year = datetime.fromisoformat(ts).year
+        except ValueError:
+            return True
+        return 1 < year < 9999
+    if isinstance(ts, int | float) and not isinstance(ts, bool):
+        return _MS_MIN <= ts < _MS_MAX  # (NaN compares false: refused too)
+    return True
 
 
 def write_lines(lines: Iterable[str], out: IO[str]) -> int:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import IO, Any
 
 from rebalance_lab.replay.column_types import EVENT_COLUMNS
+from rebalance_lab.replay.value_check import ValueCheckError, check_columns
 
 SCHEMA_VERSION = "rbl-event/1"
 SCHEMA_MAJOR = "rbl-event/"
@@ -59,7 +60,19 @@ def ts_from_iso(text: str) -> int:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     delta = moment - _EPOCH
-    return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
+    return _usable_ts((delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds, text)
+
+
+# A day from datetime's limits (years 1 and 9999): a time written back (ts_to_iso, a report's local time) cannot
+# overflow; a recording's line beyond them is damaged.
+_TS_MIN_US = -62_104_060_800_000_000  # 0002-01-01T00:00:00Z
+_TS_MAX_US = 253_370_764_800_000_000  # 9999-01-01T00:00:00Z
+
+
+def _usable_ts(ts_us: int, given: object) -> int:
+    if not _TS_MIN_US <= ts_us < _TS_MAX_US:
+        raise EventError(f"ts {given!r:.60} is outside the years 2 to 9998")
+    return ts_us
 
 
 def ts_to_iso(ts_us: int) -> str:
@@ -102,8 +115,9 @@ def check(event: dict[str, Any]) -> dict[str, Any]:
         raise EventError(f"schema_version {version!r} is not {SCHEMA_VERSION}")
     if version != SCHEMA_VERSION:
         raise EventError(f"schema_version {version!r} is a major version this reader does not know")
-    if event.get("event_type") not in EVENT_TYPES:
-        raise EventError(f"unknown event_type {event.get('event_type')!r}")
+    event_type = event.get("event_type")
+    if not isinstance(event_type, str) or event_type not in EVENT_TYPES:  # (a list or an object is unhashable)
+        raise EventError(f"unknown event_type {event_type!r:.80}")
     if not isinstance(event.get("ts"), int):
         raise EventError("ts is missing or not epoch microseconds")
     unknown = event.keys() - _KNOWN
@@ -120,17 +134,34 @@ def from_json(line: str) -> dict[str, Any]:
         row = json.loads(line)
     except json.JSONDecodeError as exc:
         raise EventError(f"not JSON ({exc.msg} at column {exc.colno})") from exc
+    except RecursionError:  # arrays or objects nested deeper than the parser's stack
+        raise EventError("not JSON (nested too deeply to read)") from None
+    except ValueError as exc:  # an integer literal of more than 4,300 digits (int's conversion limit)
+        raise EventError(f"not JSON ({exc})") from None
     if not isinstance(row, dict):
         raise EventError("a JSON value that is not an object")
     ts = row.get("ts")
     if isinstance(ts, str):
         row["ts"] = ts_from_iso(ts)
-    elif not isinstance(ts, int):
+    elif not isinstance(ts, int) or isinstance(ts, bool):
         raise EventError("ts is missing")
+    else:
+        _usable_ts(ts, ts)
     detail = row.get("detail")
     if detail is not None and not isinstance(detail, str):
         row["detail"] = json.dumps(detail, sort_keys=True, separators=(",", ":"))
-    return check(row)
+    check(row)
+    try:  # every column's value of its type: a damaged line is refused here, not by the model or a writer later
+        check_columns(row, EVENT_COLUMNS)
+    except ValueCheckError as exc:
+        raise EventError(f"bad value: {exc}") from None
+    for name in ("generation", "prev_generation"):  # the fold counts on from these: the next must be an int32 too
+        if row.get(name) == _LAST_INT32:
+            raise EventError(f"bad value: {name}: {_LAST_INT32} has no next generation")
+    return row
+
+
+_LAST_INT32 = 2**31 - 1
 
 
 def to_json(event: dict[str, Any]) -> str:

@@ -34,7 +34,7 @@ def parse(lines: Iterable[str], ctx: SourceContext) -> Iterator[dict[str, Any]]:
 
 def _reason(exc: EventError) -> str:
     message = str(exc)
-    for prefix in ("not JSON", "schema_version", "unknown event_type", "unknown column", "ts "):
+    for prefix in ("not JSON", "schema_version", "unknown event_type", "unknown column", "ts ", "bad value"):
         if message.startswith(prefix):
             return prefix.strip()
     return "invalid event"
