@@ -16,7 +16,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from rebalance_lab.coordinator.classic.messages import DescribedGroup, ListedGroup
+from rebalance_lab.coordinator.classic.admin_messages import DescribedGroup, ListedGroup
 from rebalance_lab.coordinator.group_service import service_of
 from rebalance_lab.coordinator.world import World
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError

@@ -23,13 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from rebalance_lab.coordinator import join_race
 from rebalance_lab.coordinator.classic.coordinator import GroupCoordinator
-from rebalance_lab.coordinator.classic.messages import (
-    HeartbeatInput,
-    JoinGroupInput,
-    LeaveGroupInput,
-    Result,
-    SyncGroupInput,
-)
+from rebalance_lab.coordinator.classic.messages import HeartbeatInput, JoinGroupInput, LeaveGroupInput, SyncGroupInput
 from rebalance_lab.coordinator.classic.offsets_gate import OffsetDeleteCheck
 from rebalance_lab.coordinator.classic.records import GroupRecord
 from rebalance_lab.coordinator.cluster import TopicInfo
@@ -41,6 +35,7 @@ from rebalance_lab.coordinator.world import World
 from rebalance_lab.protocol.errors import ErrorCode, KafkaError
 
 if TYPE_CHECKING:
+    from rebalance_lab.coordinator.classic.admin_messages import Result  # describe's results made on first use
     from rebalance_lab.coordinator.consumer.coordinator import ConsumerGroupCoordinator
     from rebalance_lab.coordinator.consumer.group_routing import GroupRouting
     from rebalance_lab.coordinator.consumer.messages import ConsumerGroupHeartbeatInput

@@ -194,7 +194,8 @@ sys.exit(main())
 # the classic coordinator (coordinator/classic/coordinator.py) first uses them
 NOT_ON_THE_MAIN_THREAD = ("inspect", "ast", "dis", "opcode", "traceback", "linecache", "tokenize", "textwrap",
                           "platform", *(f"rebalance_lab.coordinator.classic.{name}"
-                                        for name in ("describe", "admin", "restore", "loading", "expiry")),
+                                        for name in ("describe", "admin", "restore", "loading", "expiry",
+                                                     "admin_messages")),  # describe's nine values (issue 22)
                           "rebalance_lab.protocol.assignment_types",  # java_hashmap names it in an annotation only
                           # its Signals, Handlers and Sigmasks enums: the early phase sets its handlers through _signal
                           "signal")

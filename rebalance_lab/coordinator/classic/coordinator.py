@@ -26,16 +26,7 @@ from rebalance_lab.coordinator.classic.context import (
     TimerKind,
     TimerPayload,
 )
-from rebalance_lab.coordinator.classic.messages import (
-    DeleteGroupsInput,
-    DescribeGroupsInput,
-    HeartbeatInput,
-    JoinGroupInput,
-    LeaveGroupInput,
-    ListedGroup,
-    ListGroupsInput,
-    SyncGroupInput,
-)
+from rebalance_lab.coordinator.classic.messages import HeartbeatInput, JoinGroupInput, LeaveGroupInput, SyncGroupInput
 from rebalance_lab.coordinator.classic.state import GroupState
 from rebalance_lab.coordinator.classic.view import GroupView, group_view
 from rebalance_lab.coordinator.effects import Effects
@@ -43,6 +34,12 @@ from rebalance_lab.coordinator.join_race import SAMPLED
 from rebalance_lab.protocol.errors import ErrorCode
 
 if TYPE_CHECKING:  # conversion (and the client assignors' types it uses) is imported by the KIP-848 paths only:
+    from rebalance_lab.coordinator.classic.admin_messages import (  # and these by describe (issue 22)
+        DeleteGroupsInput,
+        DescribeGroupsInput,
+        ListedGroup,
+        ListGroupsInput,
+    )
     from rebalance_lab.coordinator.classic.conversion import Downgrade  # serve starts without them (issue 22)
 
 # Imported where used, not here (issue 22): a consumer's first requests (JoinGroup, SyncGroup, Heartbeat) need

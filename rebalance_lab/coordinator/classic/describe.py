@@ -5,9 +5,7 @@ from __future__ import annotations
 from collections.abc import Hashable, Iterator
 
 from rebalance_lab.config import Flavor
-from rebalance_lab.coordinator.classic.context import Core, heartbeat_key, join_key, sync_key
-from rebalance_lab.coordinator.classic.messages import (
-    INT_MIN,
+from rebalance_lab.coordinator.classic.admin_messages import (
     DeleteGroupsInput,
     DeleteGroupsResult,
     DescribedGroup,
@@ -18,6 +16,8 @@ from rebalance_lab.coordinator.classic.messages import (
     ListGroupsInput,
     ListGroupsResult,
 )
+from rebalance_lab.coordinator.classic.context import Core, heartbeat_key, join_key, sync_key
+from rebalance_lab.coordinator.classic.messages import INT_MIN
 from rebalance_lab.coordinator.classic.model import Group, Member
 from rebalance_lab.coordinator.classic.records import GroupDeleted
 from rebalance_lab.coordinator.classic.state import GroupState

@@ -9,17 +9,19 @@ REBALANCE_IN_PROGRESS (27). Both coordinators answer Heartbeat with a blind NONE
 from __future__ import annotations
 
 from rebalance_lab.config import Flavor
-from rebalance_lab.coordinator.classic.messages import (
+from rebalance_lab.coordinator.classic.admin_messages import (
     DeleteGroupsInput,
     DeleteGroupsResult,
     DescribedGroup,
     DescribeGroupsInput,
     DescribeGroupsResult,
+    ListGroupsResult,
+    Result,
+)
+from rebalance_lab.coordinator.classic.messages import (
     HeartbeatResult,
     JoinGroupResult,
     LeaveGroupResult,
-    ListGroupsResult,
-    Result,
     SyncGroupResult,
 )
 from rebalance_lab.protocol.errors import ErrorCode

@@ -9,7 +9,7 @@ from collections.abc import Generator, Iterable
 from typing import Any
 
 from rebalance_lab.coordinator import consumer_surface
-from rebalance_lab.coordinator.classic.messages import DeleteGroupsInput, DeleteGroupsResult
+from rebalance_lab.coordinator.classic.admin_messages import DeleteGroupsInput, DeleteGroupsResult
 from rebalance_lab.coordinator.group_service import owns_group, service_of
 from rebalance_lab.coordinator.handlers import authz
 from rebalance_lab.coordinator.handlers.base import RequestContext

@@ -13,13 +13,18 @@ from dataclasses import dataclass
 from typing import Any
 
 from rebalance_lab.config import Flavor, GroupConfig
-from rebalance_lab.coordinator.classic.coordinator import GroupCoordinator
-from rebalance_lab.coordinator.classic.messages import (
+from rebalance_lab.coordinator.classic.admin_messages import (
     DeleteGroupsInput,
     DeleteGroupsResult,
     DescribedGroup,
     DescribeGroupsInput,
     DescribeGroupsResult,
+    ListGroupsInput,
+    ListGroupsResult,
+    Result,
+)
+from rebalance_lab.coordinator.classic.coordinator import GroupCoordinator
+from rebalance_lab.coordinator.classic.messages import (
     HeartbeatInput,
     HeartbeatResult,
     JoinGroupInput,
@@ -27,10 +32,7 @@ from rebalance_lab.coordinator.classic.messages import (
     LeaveGroupInput,
     LeaveGroupResult,
     LeaveMember,
-    ListGroupsInput,
-    ListGroupsResult,
     ProtocolEntry,
-    Result,
     SyncGroupInput,
     SyncGroupResult,
 )

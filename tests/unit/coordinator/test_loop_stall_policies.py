@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from rebalance_lab.coordinator import connection
-from rebalance_lab.coordinator.classic.messages import ListGroupsInput
+from rebalance_lab.coordinator.classic.admin_messages import ListGroupsInput
 from rebalance_lab.coordinator.connection import FREEZE_STEP_BLOCKS, FreezeOnGrowth
 from rebalance_lab.protocol import codec
 from tests.unit.coordinator.group_context import GroupContext
