@@ -19,12 +19,17 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
+from rebalance_lab.protocol.fast_enum import IntEnumBase, int_enum
+
 WILDCARD = "*"
 WILDCARD_PRINCIPAL = "User:*"
 CLUSTER_NAME = "kafka-cluster"
 
 
-class ResourceType(IntEnum):
+@int_enum  # made fast (protocol/fast_enum.py, issue 22)
+class ResourceType(IntEnumBase):
+    """Kafka's ``ResourceType`` codes."""
+
     UNKNOWN = 0
     ANY = 1
     TOPIC = 2
@@ -35,7 +40,10 @@ class ResourceType(IntEnum):
     USER = 7
 
 
-class Operation(IntEnum):
+@int_enum  # made fast (protocol/fast_enum.py, issue 22)
+class Operation(IntEnumBase):
+    """Kafka's ``AclOperation`` codes."""
+
     UNKNOWN = 0
     ANY = 1
     ALL = 2
@@ -53,14 +61,20 @@ class Operation(IntEnum):
     DESCRIBE_TOKENS = 14
 
 
-class Permission(IntEnum):
+@int_enum  # made fast (protocol/fast_enum.py, issue 22)
+class Permission(IntEnumBase):
+    """Kafka's ``AclPermissionType`` codes."""
+
     UNKNOWN = 0
     ANY = 1
     DENY = 2
     ALLOW = 3
 
 
-class PatternType(IntEnum):
+@int_enum  # made fast (protocol/fast_enum.py, issue 22)
+class PatternType(IntEnumBase):
+    """Kafka's ``PatternType`` codes."""
+
     UNKNOWN = 0
     ANY = 1
     MATCH = 2

@@ -1,5 +1,5 @@
-"""ErrorCode, made by enum's fast constructor (rebalance_lab/protocol/errors.py, issue 22 start-up), is the IntEnum a
-class statement makes from the same members."""
+"""The IntEnums made by enum's fast constructor (rebalance_lab/protocol/fast_enum.py, issue 22 start-up): ErrorCode and
+the ACL codes are the IntEnums a class statement makes from the same members."""
 
 from __future__ import annotations
 
@@ -7,33 +7,39 @@ import enum
 import inspect
 import pickle
 from enum import IntEnum
+from types import ModuleType
 
 import pytest
 
 from rebalance_lab.protocol import errors
 from rebalance_lab.protocol.errors import ErrorCode
+from rebalance_lab.security import acls
+
+FAST = [(errors, errors.ErrorCode), (acls, acls.ResourceType), (acls, acls.Operation), (acls, acls.Permission),
+        (acls, acls.PatternType)]
 
 
-def _made_by_a_class_statement() -> type[IntEnum]:
-    """The same members and docstring as ErrorCode, through EnumType's class statement."""
-    source = inspect.getsource(errors).split("class ErrorCode(_IntEnumBase):\n", 1)[1].split("\n\n\nclass ", 1)[0]
+def _made_by_a_class_statement(module: ModuleType, made: type[IntEnum]) -> type[IntEnum]:
+    """The same members and docstring, through EnumType's class statement."""
+    body = inspect.getsource(module).split(f"class {made.__name__}(IntEnumBase):\n", 1)[1].split("\n\n\n", 1)[0]
     namespace: dict[str, object] = {}
-    exec(f"from enum import IntEnum\nclass ErrorCode(IntEnum):\n{source}", namespace)
-    made = namespace["ErrorCode"]
-    assert isinstance(made, type) and issubclass(made, IntEnum)
-    return made
+    exec(f"from enum import IntEnum\nclass {made.__name__}(IntEnum):\n{body}", namespace)
+    reference = namespace[made.__name__]
+    assert isinstance(reference, type) and issubclass(reference, IntEnum)
+    reference.__module__ = made.__module__
+    return reference
 
 
-def test_error_code_is_the_int_enum_its_class_statement_makes() -> None:
-    reference = _made_by_a_class_statement()
-    reference.__module__ = ErrorCode.__module__
-    enum._test_simple_enum(ErrorCode, reference)  # type: ignore[attr-defined]  # raises at the first difference
-    assert ErrorCode.__doc__ == reference.__doc__ and ErrorCode.__doc__
-    assert [(m.name, m.value) for m in ErrorCode] == [(m.name, m.value) for m in reference]
-    assert len(ErrorCode) == len(reference) > 120
+@pytest.mark.parametrize(("module", "made"), FAST, ids=[made.__name__ for _module, made in FAST])
+def test_each_fast_enum_is_the_int_enum_its_class_statement_makes(module: ModuleType, made: type[IntEnum]) -> None:
+    reference = _made_by_a_class_statement(module, made)
+    enum._test_simple_enum(made, reference)  # type: ignore[attr-defined]  # raises at the first difference
+    assert made.__doc__ == reference.__doc__ and made.__doc__ and type(made) is type(reference)
+    assert [(m.name, m.value) for m in made] == [(m.name, m.value) for m in reference]
 
 
 def test_error_codes_look_up_print_compare_and_pickle_as_an_int_enum() -> None:
+    assert len(ErrorCode) > 120
     assert isinstance(ErrorCode.NONE, IntEnum) and int(ErrorCode.NONE) == 0
     assert ErrorCode(22) is ErrorCode.ILLEGAL_GENERATION
     assert ErrorCode["MEMBER_ID_REQUIRED"] == 79 and repr(ErrorCode.NONE) == "<ErrorCode.NONE: 0>"
@@ -41,3 +47,4 @@ def test_error_codes_look_up_print_compare_and_pickle_as_an_int_enum() -> None:
     assert pickle.loads(pickle.dumps(ErrorCode.REBALANCE_IN_PROGRESS)) is ErrorCode.REBALANCE_IN_PROGRESS
     with pytest.raises(ValueError, match="999 is not a valid ErrorCode"):
         ErrorCode(999)
+    assert acls.Operation(3) is acls.Operation.READ and acls.ResourceType["TOPIC"] == 2
