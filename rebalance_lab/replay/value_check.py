@@ -6,15 +6,20 @@ surrogates (``"\\ud800"``) and nesting as deep as the line. Each reader of recor
 error naming the column, never a traceback later (a sort of mixed types, a dict key that is a list, a Parquet
 column refusing a value, ``struct.pack`` refusing a generation beyond int32). Null is always allowed (every column is
 nullable); keys a struct does not define are left alone, as the writers ignore them. Standard library only.
+
+Each column type is turned into a checker once (the replay reads every line of a recording through it): exact
+``type(...) is`` tests, as ``json`` makes no subclasses, and the column's path is only spelled out for an error.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
-from rebalance_lab.replay.column_types import Columns, ColumnType, ListOf, MapOf, Prim, Struct
+from rebalance_lab.replay.column_types import Columns, ColumnType, ListOf, MapOf, Prim
 
+Checker = Callable[[Any], None]
 _RANGES = {"int32": 2**31, "int64": 2**63, "timestamp_us_utc": 2**63}
 
 
@@ -22,68 +27,140 @@ class ValueCheckError(ValueError):
     """A value that is not of its column's type; the message names the column."""
 
 
+class _Bad(Exception):
+    """Raised by a checker; the path inside the column is prepended on the way out."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.path: list[str] = []
+
+
 def check_columns(row: dict[str, Any], columns: Columns, skip: frozenset[str] = frozenset()) -> None:
     """Raise :class:`ValueCheckError` unless every column of ``row`` named in ``columns`` (but not in ``skip``)
-    holds a value of its type."""
-    for name, ctype in columns:
-        if name in skip:
+    holds a value of its type (keys outside ``columns`` are the caller's to refuse or ignore)."""
+    checkers, text, ints = _plan(columns, skip)
+    for name, value in row.items():
+        kind = type(value)  # most values are null, plain text of a text column or an integer in range: no call
+        if value is None or (kind is str and name in text and value.isascii()):
             continue
-        value = row.get(name)
-        if value is not None:
-            _check(value, ctype, name)
-
-
-def _check(value: Any, ctype: ColumnType, where: str) -> None:
-    if value is None:
-        return
-    if isinstance(ctype, Prim):
-        _check_prim(value, ctype.kind, where)
-    elif isinstance(ctype, ListOf):
-        if not isinstance(value, list):
-            raise ValueCheckError(f"{where}: expected a list, got {_kind(value)}")
-        for i, item in enumerate(value):
-            _check(item, ctype.item, f"{where}[{i}]")
-    elif isinstance(ctype, MapOf):
-        if not isinstance(value, dict):
-            raise ValueCheckError(f"{where}: expected an object, got {_kind(value)}")
-        for key, item in value.items():
-            _check_prim(key, ctype.key.kind, f"{where} key")
-            _check(item, ctype.value, f"{where}[{key!r}]")
-    else:
-        _check_struct(value, ctype, where)
-
-
-def _check_struct(value: Any, ctype: Struct, where: str) -> None:
-    if not isinstance(value, dict):
-        raise ValueCheckError(f"{where}: expected an object, got {_kind(value)}")
-    for name, field_type in ctype.fields:
-        item = value.get(name)
-        if item is not None:
-            _check(item, field_type, f"{where}.{name}")
-
-
-def _check_prim(value: Any, kind: str, where: str) -> None:
-    if kind == "string":
-        if not isinstance(value, str):
-            raise ValueCheckError(f"{where}: expected a string, got {_kind(value)}")
-        if not value.isascii():
+        if kind is int:
+            bound = ints.get(name)
+            if bound is not None and -bound <= value < bound:
+                continue
+        check = checkers.get(name)
+        if check is not None:
             try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                raise ValueCheckError(f"{where}: a string with a lone surrogate (not Unicode text)") from None
-    elif kind == "bool":
-        if not isinstance(value, bool):
-            raise ValueCheckError(f"{where}: expected true or false, got {_kind(value)}")
-    elif kind == "float64":
-        if isinstance(value, bool) or not isinstance(value, int | float) or \
-                (isinstance(value, float) and not math.isfinite(value)):
-            raise ValueCheckError(f"{where}: expected a finite number, got {_kind(value)}")
-    else:  # the integer kinds
-        bound = _RANGES[kind]
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ValueCheckError(f"{where}: expected an integer, got {_kind(value)}")
+                check(value)
+            except _Bad as bad:
+                raise ValueCheckError(f"{name}{''.join(reversed(bad.path))}: {bad.reason}") from None
+
+
+Plan = tuple[dict[str, Checker], frozenset[str], dict[str, int]]  # each column's checker; text columns; int bounds
+_plans: dict[tuple[int, frozenset[str]], tuple[Columns, Plan]] = {}
+
+
+def _plan(columns: Columns, skip: frozenset[str]) -> Plan:
+    found = _plans.get((id(columns), skip))
+    if found is None or found[0] is not columns:
+        kept = [(name, ctype) for name, ctype in columns if name not in skip]
+        checkers = {name: _checker(ctype) for name, ctype in kept}
+        text = frozenset(name for name, ctype in kept if ctype == Prim("string"))
+        ints = {name: _RANGES[ctype.kind] for name, ctype in kept if isinstance(ctype, Prim) and ctype.kind in _RANGES}
+        found = _plans[(id(columns), skip)] = (columns, (checkers, text, ints))
+    return found[1]
+
+
+def _checker(ctype: ColumnType) -> Checker:
+    if isinstance(ctype, Prim):
+        return _prim(ctype.kind)
+    if isinstance(ctype, ListOf):
+        return _list(_checker(ctype.item))
+    if isinstance(ctype, MapOf):
+        return _map(_prim(ctype.key.kind), _checker(ctype.value))
+    return _struct([(name, _checker(field)) for name, field in ctype.fields])
+
+
+def _list(item: Checker) -> Checker:
+    def check(value: Any) -> None:
+        if type(value) is not list:
+            raise _Bad(f"expected a list, got {_kind(value)}")
+        for i, x in enumerate(value):
+            if x is not None:
+                try:
+                    item(x)
+                except _Bad as bad:
+                    bad.path.append(f"[{i}]")
+                    raise
+    return check
+
+
+def _map(key: Checker, item: Checker) -> Checker:
+    def check(value: Any) -> None:
+        if type(value) is not dict:
+            raise _Bad(f"expected an object, got {_kind(value)}")
+        for k, x in value.items():
+            try:
+                key(k)
+                if x is not None:
+                    item(x)
+            except _Bad as bad:
+                bad.path.append(f"[{k!r:.40}]")
+                raise
+    return check
+
+
+def _struct(fields: list[tuple[str, Checker]]) -> Checker:
+    def check(value: Any) -> None:
+        if type(value) is not dict:
+            raise _Bad(f"expected an object, got {_kind(value)}")
+        for name, field in fields:
+            x = value.get(name)
+            if x is not None:
+                try:
+                    field(x)
+                except _Bad as bad:
+                    bad.path.append(f".{name}")
+                    raise
+    return check
+
+
+def _prim(kind: str) -> Checker:
+    if kind == "string":
+        return _string
+    if kind == "bool":
+        return _bool
+    if kind == "float64":
+        return _float
+    bound = _RANGES[kind]
+
+    def integer(value: Any) -> None:
+        if type(value) is not int:  # (a bool is not an int here: its type is bool)
+            raise _Bad(f"expected an integer, got {_kind(value)}")
         if not -bound <= value < bound:
-            raise ValueCheckError(f"{where}: {_short(value)} is out of the {kind} range")
+            raise _Bad(f"{_short(value)} is out of the {kind} range")
+    return integer
+
+
+def _string(value: Any) -> None:
+    if type(value) is not str:
+        raise _Bad(f"expected a string, got {_kind(value)}")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise _Bad("a string with a lone surrogate (not Unicode text)") from None
+
+
+def _bool(value: Any) -> None:
+    if type(value) is not bool:
+        raise _Bad(f"expected true or false, got {_kind(value)}")
+
+
+def _float(value: Any) -> None:
+    if type(value) is int or (type(value) is float and math.isfinite(value)):
+        return
+    raise _Bad(f"expected a finite number, got {_kind(value)}")
 
 
 def _kind(value: Any) -> str:
