@@ -432,7 +432,7 @@ def _row(base: dict[str, Any], item: EpisodeInput, completed: list[Generation], 
     last = completed[-1].generation if completed else ep.gens[-1].generation
     return {**base, "episode_id": ep.episode_id, "generation": last, "assignor": assignor,
             "mode": mode_of(assignor, static), "actual_partitions_moved": f.moved, "actual_revocations": f.revoked,
-            "actual_imbalance": actual_imbalance}
+            "actual_imbalance": actual_imbalance, "unknown_reason": None}
 
 
 def _finish(row: dict[str, Any], moved: int | None, imbalance: int | None) -> dict[str, Any]:
