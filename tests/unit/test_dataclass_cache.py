@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 # A frozen dataclass with a default, a factory and a ClassVar, made in a fresh interpreter with the cache
@@ -157,3 +158,50 @@ def test_named_tuples_made_from_cached_code_compile_nothing_and_behave_as_ones_c
     assert int(first[0]) > 0 and second[0] == "0"  # compiled once, then read from the saved cache
     assert first[1] == second[1] == plain[1]
     assert "Joined(member_id='m', generation=2, protocols=()) True ('member_id', 'generation', 'protocols')" in plain[1]
+
+
+# Fields whose string annotations name ClassVar, InitVar and KW_ONLY in each way dataclasses recognises (and some it
+# does not), made with or without the cache installed; prints each field's kind and the class's __init__ signature.
+_KINDS_SCRIPT = """
+from __future__ import annotations
+import dataclasses, sys, typing
+import typing as t
+from dataclasses import KW_ONLY, InitVar
+from typing import ClassVar
+from rebalance_lab import dataclass_cache
+if sys.argv[1] == "cached":
+    dataclass_cache.install()
+
+@dataclasses.dataclass
+class Kinds:
+    a: ClassVar[int] = 1
+    b: typing.ClassVar[int] = 2
+    c: t.ClassVar[int] = 3
+    d: InitVar[int] = 4
+    e: dataclasses.InitVar[str] = "e"
+    f: int = 5
+    g: "  ClassVar [int]" = 6
+    _: KW_ONLY
+    h: list[int] | None = None
+    i: dict[str, ClassVar] = dataclasses.field(default_factory=dict)
+
+    def __post_init__(self, d: int, e: str) -> None:
+        pass
+
+print([(f.name, f._field_type.name) for f in dataclasses.fields(Kinds)], sorted(Kinds.__dataclass_fields__),
+      Kinds.__init__.__code__.co_varnames, Kinds.__init__.__kwdefaults__, Kinds.__match_args__)
+"""
+
+
+def test_string_annotations_name_classvar_initvar_and_kw_only_as_without_the_cache() -> None:
+    """The cache's _is_type keeps its regular expression's match per annotation string; what it then looks up is
+    looked up as dataclasses does, so every field is of the kind it is without the cache."""
+    def run(mode: str) -> str:
+        return subprocess.run([sys.executable, "-c", _KINDS_SCRIPT, mode], capture_output=True, text=True,
+                              check=True, cwd=tempfile.gettempdir()).stdout
+
+    cached, plain = run("cached"), run("plain")
+    assert cached == plain
+    # a, b, c are class variables (not fields, not in __init__); d, e init-only variables (in __init__, not fields)
+    assert plain.startswith("[('f', '_FIELD'), ('g', '_FIELD'), ('h', '_FIELD'), ('i', '_FIELD')]")
+    assert "('self', 'd', 'e', 'f', 'g', 'h', 'i') {'h': None, 'i': <factory>} ('d', 'e', 'f', 'g')" in plain
