@@ -248,7 +248,8 @@ def _median(runs: list[RebalanceRun]) -> RebalanceRun:
     assert seconds is not None
     return RebalanceRun(runs[0].target, runs[0].members, seconds, middle([r.cpu_s for r in runs]),
                         middle([r.heartbeats_per_s for r in runs]), middle([r.heartbeat_cpu_us for r in runs]),
-                        middle([r.driver_cpu_us for r in runs]))
+                        middle([r.driver_cpu_us for r in runs]), middle([r.round_driver_cpu_s for r in runs]),
+                        middle([r.leader_answer_s for r in runs]), middle([r.last_join_answer_s for r in runs]))
 
 
 async def small_groups(args: argparse.Namespace) -> None:

@@ -62,6 +62,9 @@ class RebalanceRun:
     heartbeats_per_s: float | None = None
     heartbeat_cpu_us: float | None = None  # the server's CPU per heartbeat answered (microseconds)
     driver_cpu_us: float | None = None  # the load generator's CPU per heartbeat answered (microseconds)
+    round_driver_cpu_s: float | None = None  # the load generator's CPU in the timed round (it shares the cores)
+    leader_answer_s: float | None = None  # when the leader's JoinGroup answer was read (from the round's start)
+    last_join_answer_s: float | None = None  # when the last JoinGroup answer was read
 
 
 @dataclass
@@ -185,7 +188,15 @@ def sync_frame(group: Group, member_id: str, generation: int, assignments: list[
     return _I32.pack(len(body)) + body
 
 
-async def join_round(group: Group, plan: Round) -> bool:
+@dataclass
+class Timeline:
+    """When the driver read the leader's JoinGroup answer and the last one (perf_counter seconds)."""
+
+    leader: float = 0.0
+    last: float = 0.0
+
+
+async def join_round(group: Group, plan: Round, timeline: Timeline | None = None) -> bool:
     """The timed full rebalance of a Stable group: the leader rejoins first; once a follower's heartbeat says
     REBALANCE_IN_PROGRESS every other member rejoins; each member syncs as soon as its JoinGroup is answered
     (the leader with the assignments); True when every member holds its assignment.
@@ -195,6 +206,7 @@ async def join_round(group: Group, plan: Round) -> bool:
     10,000 connections while the round runs (at 10,000 members it took ~1.1 s of CPU beside the server's ~2 s,
     about half in futures and collections; now ~0.5 s). Every target gets the same driver."""
     loop = asyncio.get_running_loop()
+    clock = Timeline() if timeline is None else timeline
     done: asyncio.Future[None] = loop.create_future()
     left = len(group.members)  # SyncGroups still to be answered (a failed JoinGroup sends none)
     failed: list[int] = []
@@ -216,8 +228,10 @@ async def join_round(group: Group, plan: Round) -> bool:
             finished(error)
             return
         member.generation, leader, member.member_id, members = join_answer(payload)
+        clock.last = time.perf_counter()
         if leader == member.member_id:
             group.leader = member.member_id
+            clock.leader = clock.last
             frame = sync_frame(group, member.member_id, member.generation,
                                list(zip(members, plan.assignments, strict=False)))
         elif member.generation == plan.generation and member.member_id in plan.syncs:
@@ -339,15 +353,19 @@ async def one_size(target: str, bootstrap: str, n: int, pid: int | None, heartbe
     try:
         await form(group)
         plan = prepare_round(group)
+        timeline = Timeline()
         with _no_collections():
             cpu_before = cpu_seconds(pid)
+            driver_before = time.process_time()
             started = time.perf_counter()
-            if not await join_round(group, plan):
+            if not await join_round(group, plan, timeline):
                 raise RuntimeError(f"{target}: the timed rebalance of {n} members did not complete in one round")
             seconds = time.perf_counter() - started
+            driver_cpu = time.process_time() - driver_before
             cpu_after = cpu_seconds(pid)
         cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
-        run = RebalanceRun(target, n, seconds, cpu)
+        run = RebalanceRun(target, n, seconds, cpu, round_driver_cpu_s=driver_cpu,
+                           leader_answer_s=timeline.leader - started, last_join_answer_s=timeline.last - started)
         if heartbeat_s > 0:
             cpu_before = cpu_seconds(pid)
             driven = await heartbeat_rate(group, heartbeat_s)
@@ -372,6 +390,11 @@ def report(runs: dict[tuple[str, int], RebalanceRun], targets: list[str], sizes:
         done = [runs[target, n] for n in sizes if (target, n) in runs]
         for run in done:
             cpu = f", server CPU {run.cpu_s:.2f} s" if run.cpu_s is not None else ""
+            if run.round_driver_cpu_s is not None:
+                cpu += f", driver CPU {run.round_driver_cpu_s:.2f} s"
+            if run.leader_answer_s is not None and run.last_join_answer_s is not None:
+                cpu += (f" (the leader's JoinGroup answer read at {run.leader_answer_s:.2f} s, the last at "
+                        f"{run.last_join_answer_s:.2f} s)")
             rate = f"; {run.heartbeats_per_s:,.0f} heartbeats/s" if run.heartbeats_per_s else ""
             if run.heartbeat_cpu_us is not None:
                 rate += f" (server CPU {run.heartbeat_cpu_us:.0f} us each, driver {run.driver_cpu_us:.0f} us)"

@@ -44,6 +44,8 @@ def test_the_coordinator_scale_benchmark_alternates_two_checkouts_and_prints_the
     assert out.count("-- round ") == 4 and "== medians of 2 rounds ==" in out
     assert out.count(f"emulator@{ROOT} N=    10: full rebalance") == 3  # two rounds and the median
     assert f"ratio N=    10: emulator@{ROOT}/emulator full rebalance" in out
+    # the generator's own CPU in the round (it shares the cores) and when the leader's answer came
+    assert out.count("driver CPU") == 6 and out.count("the leader's JoinGroup answer read at") == 6
 
 
 def test_the_heartbeat_benchmark_drives_each_target_with_the_raw_driver_and_prints_both_cpu_figures() -> None:
