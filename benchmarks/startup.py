@@ -1,6 +1,6 @@
 """Benchmark: how soon a new ``rebalance-lab serve`` process accepts a JoinGroup, its memory then, and its imports.
 
-    .venv/bin/python benchmarks/startup.py [--runs 5] [--top 10] [--compare OTHER_CHECKOUT]
+    .venv/bin/python benchmarks/startup.py [--runs 5] [--top 10] [--compare OTHER_CHECKOUT] [--callgrind]
 
 Prints (issue 22 item 3; goal: ready in <= 100 ms, median of 5 starts, under 40 MiB):
 
@@ -22,7 +22,11 @@ Prints (issue 22 item 3; goal: ready in <= 100 ms, median of 5 starts, under 40 
 * one more start like the measured ones, with ``--log-level INFO``, until its early shell hands over to the
   asyncio shell (coordinator/early_serve.py): how many requests the early shell answered before asyncio was ready
   (3 or more: both JoinGroups were its own), when it handed over (ms after listening) and how long the import
-  thread took; per checkout with ``--compare``.
+  thread took; per checkout with ``--compare``;
+* with ``--callgrind``, one more start per checkout under valgrind's callgrind (threads counted apart): the
+  instructions of serve's main thread from its launch to its first accepted JoinGroup (``callgrind_control``
+  dumps the counts once the answer is read). Deterministic to about 1% where the CPU times above swing 30-50% with
+  the machine's load, so a change of a few percent shows; ``python -c pass`` under callgrind beside it.
 
 Every start reads bytecode from a cache the first, unreported start fills (``PYTHONPYCACHEPREFIX`` in a
 temporary directory), as an installed package does: with ``PYTHONDONTWRITEBYTECODE`` set (some sandboxes set
@@ -34,6 +38,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import socket
 import statistics
 import subprocess
@@ -227,6 +232,53 @@ def bare_python(env: dict[str, str]) -> tuple[float, float]:
     return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)
 
 
+def _callgrind_total(out: str, pid: int, thread: str) -> int | None:
+    """The instructions in callgrind's dump of ``thread`` ("01": the main thread; first part), if written yet."""
+    try:
+        with open(os.path.join(out, f"cg.{pid}.1-{thread}")) as dump:
+            match = re.search(r"^(?:summary|totals): (\d+)", dump.read(), re.M)
+    except OSError:
+        return None
+    return int(match.group(1)) if match else None
+
+
+def callgrind_main_thread(env: dict[str, str]) -> int:
+    """Instructions of serve's main thread from launch to its first accepted JoinGroup, under callgrind."""
+    env = {**env, "PYTHONHASHSEED": "0"}  # the same dict and set layouts in every run
+    port = _free_port()
+    with tempfile.TemporaryDirectory(prefix="startup-callgrind-") as out:
+        cmd = ["valgrind", "--tool=callgrind", "--separate-threads=yes", f"--callgrind-out-file={out}/cg.%p",
+               sys.executable, "-c", "from rebalance_lab.cli import main; main()", *SERVE]
+        cmd[cmd.index("0")] = str(port)
+        started = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, text=True,
+                                cwd=tempfile.gettempdir())
+        try:
+            with _connect(port, proc, started) as sock:
+                first = _call(sock, _join_request("", 1))
+                _call(sock, _join_request(first.member_id, 2))  # type: ignore[attr-defined]
+                subprocess.run(["callgrind_control", "--dump", str(proc.pid)], check=True, capture_output=True)
+            deadline = time.perf_counter() + 60
+            while (total := _callgrind_total(out, proc.pid, "01")) is None and time.perf_counter() < deadline:
+                time.sleep(0.05)
+        finally:
+            proc.kill()
+            proc.wait(timeout=30)
+        if total is None:
+            raise RuntimeError("callgrind wrote no dump of serve's main thread")
+        return total
+
+
+def callgrind_bare_python(env: dict[str, str]) -> int:
+    """Instructions of ``python -c pass`` under callgrind: the interpreter's own share of a start."""
+    done = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c",
+                           "pass"], env={**env, "PYTHONHASHSEED": "0"}, capture_output=True, text=True, check=True)
+    match = re.search(r"Collected : (\d+)", done.stderr)
+    if match is None:
+        raise RuntimeError("callgrind printed no count for python -c pass")
+    return int(match.group(1))
+
+
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -275,7 +327,11 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--top", type=int, default=10)
     parser.add_argument("--compare", metavar="DIR", help="also start the rebalance_lab package in DIR, in turns")
+    parser.add_argument("--callgrind", action="store_true",
+                        help="also count the main thread's instructions to the first answer (valgrind's callgrind)")
     args = parser.parse_args()
+    if args.callgrind and (shutil.which("valgrind") is None or shutil.which("callgrind_control") is None):
+        parser.error("--callgrind needs valgrind and callgrind_control on PATH")
     with tempfile.TemporaryDirectory(prefix="startup-pycache-") as pycache:
         trees = {"": child_env(pycache)}
         if args.compare:
@@ -303,10 +359,15 @@ def main() -> None:
         warm_up_line(trees[""])  # its modules' bytecode and dataclass methods cached, as after any earlier run
         warm = warm_up_line(trees[""])
         early = {label: early_shell_line(env) for label, env in trees.items()}
+        counted = {label: callgrind_main_thread(env) for label, env in trees.items()} if args.callgrind else {}
+        bare_count = callgrind_bare_python(trees[""]) if args.callgrind else 0
     print("\n".join(import_table(err, args.top)))
     print(f"warm-up after listening: {warm}; {_load()}")
     for label, line in early.items():
         print(f"{label}early shell: {line}")
+    for label, total in counted.items():
+        print(f"{label}callgrind: serve's main thread to its first accepted JoinGroup {total / 1e6:.1f} M instructions "
+              f"(python -c pass {bare_count / 1e6:.1f} M)")
 
 
 if __name__ == "__main__":

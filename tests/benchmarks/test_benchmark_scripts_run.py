@@ -97,6 +97,11 @@ def test_the_startup_benchmark_prints_the_median_start_the_rss_and_the_import_to
     assert "early shell: " in out and "requests answered before asyncio was ready" in out  # and before it
 
 
+def test_the_startup_benchmark_counts_the_main_threads_instructions_to_the_first_answer_under_callgrind() -> None:
+    out = _run("startup.py", "--runs", "1", "--top", "1", "--callgrind")
+    assert "callgrind: serve's main thread to its first accepted JoinGroup" in out and "M instructions" in out
+
+
 def test_the_kip848_scale_benchmark_prints_the_core_exponents_and_the_emulator_figures() -> None:
     out = _run("kip848_scale.py", "--members", "20,40", "--partitions", "60", "--heartbeat-seconds", "0.5",
                "--plain-heartbeats", "500", "--skip-broker")
