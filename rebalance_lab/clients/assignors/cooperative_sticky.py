@@ -15,6 +15,8 @@ from rebalance_lab.clients.assignors.common import PartitionIds, PartitionsPerTo
 from rebalance_lab.clients.assignors.types import GroupSubscription, Subscription, TopicPartition
 from rebalance_lab.protocol import consumer_protocol
 
+_new_object = object.__new__
+
 
 class CooperativeStickyAssignor(AbstractStickyAssignor):
     """Sticky, then withholds every partition that changes owner: the current owner revokes
@@ -34,7 +36,13 @@ class CooperativeStickyAssignor(AbstractStickyAssignor):
         gen = subscription.generation_id
         if gen is None or gen < 0:
             gen = consumer_protocol.decode_cooperative_user_data(subscription.user_data)
-        return consumer_protocol.StickyMemberData(owned, gen) if owned else _owning_nothing(gen)
+        if not owned:
+            return _owning_nothing(gen)
+        # Made as the frozen dataclass's __init__ makes it, without its two object.__setattr__ calls: one per
+        # member that owns something, in every assignment of the replay's what-if.
+        data = _new_object(consumer_protocol.StickyMemberData)
+        vars(data).update(partitions=owned, generation=gen)
+        return data
 
     def assign_partitions(
         self,

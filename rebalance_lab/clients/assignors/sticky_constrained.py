@@ -26,8 +26,7 @@ def _kept_order(tp: TopicPartition) -> tuple[int, bytes]:
     return (tp.partition, java_str_key(tp.topic))
 
 
-# The same two orders as plain tuple keys, valid when Python's str order is Java's.
-_kept_order_native = itemgetter(1, 0)
+# Plain keys for the native case (Python's str order is Java's): the tuples' own order is (topic, partition).
 _topic_of = itemgetter(0)
 _partition_of = itemgetter(1)
 
@@ -132,7 +131,14 @@ class ConstrainedBuilder:
                     self.maybe_revoked[tp] = consumer
                 else:
                     kept.append(tp)
-        kept.sort(key=_kept_order_native if self.native else _kept_order)
+        if self.native:
+            # (partition, topic) order as two stable sorts, without a key tuple per partition: by the tuples'
+            # own (topic, partition) order, which is Java's here (owned lists mostly come in it already: one
+            # pass), then by partition alone (int keys).
+            kept.sort()
+            kept.sort(key=_partition_of)
+        else:
+            kept.sort(key=_kept_order)
         if self.multi_owned:
             kept = [tp for tp in kept if tp not in self.multi_owned]
         if len(kept) < self.min_quota:
