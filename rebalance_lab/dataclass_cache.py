@@ -153,15 +153,14 @@ def _is_type(annotation: str, cls: type, a_module: Any, a_type: Any, is_type_pre
         first = _FIRST_NAMES[annotation] = (match.group(1), match.group(2)) if match else ()
     if not first:
         return False
-    module_name, name = first
-    ns = None
-    if not module_name:  # no module name: the class's module did "from dataclasses import InitVar"
-        ns = sys.modules.get(cls.__module__).__dict__
-    else:
-        module = sys.modules.get(cls.__module__)
-        if module and module.__dict__.get(module_name) is a_module:
-            ns = sys.modules.get(a_type.__module__).__dict__  # a_type's module, as there
-    return bool(ns and is_type_predicate(ns.get(name), a_module))
+    qualifier, name = first
+    home = sys.modules.get(cls.__module__)
+    if qualifier:  # "dataclasses.InitVar": only if that qualifier is a_module in the class's module
+        if not (home and home.__dict__.get(qualifier) is a_module):
+            return False
+        home = sys.modules.get(a_type.__module__)
+    names = home.__dict__ if home is not None else None
+    return bool(names and is_type_predicate(names.get(name), a_module))
 
 
 def _install_is_type() -> None:
