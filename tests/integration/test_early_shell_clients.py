@@ -116,19 +116,48 @@ def _bootstrap(proc: subprocess.Popen[str]) -> str:
     return line.rsplit(" ", 1)[1].strip()
 
 
+class _Stderr:
+    """A serve process's standard error read by a thread, so the test can wait for a line while serve runs."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.lines: list[str] = []
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self._thread.start()
+
+    def _read(self, proc: subprocess.Popen[str]) -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            with self._changed:
+                self.lines.append(line)
+                self._changed.notify_all()
+
+    def wait_for(self, text: str, timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: any(text in line for line in self.lines), timeout)
+
+    def text(self) -> str:
+        self._thread.join(30)
+        return "".join(self.lines)
+
+
 def test_serve_with_and_without_the_early_shell_serves_a_consumer_group() -> None:
-    for flags, early_line in (((), True), (("--no-early-shell",), False)):
+    for flags, early in (((), True), (("--no-early-shell",), False)):
         proc = _serve(*flags)
+        stderr = _Stderr(proc)
         try:
             consumer = _consumer(_bootstrap(proc))
             assert _join(consumer) == {0, 1}
             consumer.close()
+            # The line is logged at the handoff, which on a loaded machine can come after the consumer is done:
+            # wait for it (with the early shell), so that a SIGTERM in the early phase does not hide it.
+            assert stderr.wait_for("early shell: ", timeout=30 if early else 0.5) is early, stderr.lines
         finally:
             proc.send_signal(signal.SIGTERM)
-            out, err = proc.communicate(timeout=30)
+            proc.wait(timeout=30)
+        err = stderr.text()
         assert proc.returncode == 0, err
-        assert "rebalance-lab stopped" in out
-        assert ("early shell: " in err) is early_line, err
+        assert proc.stdout is not None and "rebalance-lab stopped" in proc.stdout.read()
 
 
 def test_serve_stopped_right_after_it_listens_exits_cleanly() -> None:
