@@ -9,7 +9,6 @@ one-line message that names the file and line where there is one.
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from collections.abc import Iterable
@@ -19,6 +18,7 @@ from typing import IO, Any
 
 from rebalance_lab.observe.formats import FormatError, render
 from rebalance_lab.replay.column_types import EVENT_COLUMNS
+from rebalance_lab.replay.event_rows import TS_MAX_US, TS_MIN_US, JsonLineError, parse_json
 from rebalance_lab.replay.value_check import ValueCheckError, check_columns
 
 _SCHEMA = re.compile(r"^rbl-event/1(?:\.\d+)*$")
@@ -48,12 +48,8 @@ def _row(path: str | Path, number: int, line: str) -> dict[str, Any] | None:
     if not line.strip():
         return None
     try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise ExportError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-    except RecursionError:  # arrays or objects nested deeper than the parser's stack
-        raise ExportError(f"{path}:{number}: not valid JSON (nested too deeply to read)") from None
-    except ValueError as exc:  # an integer literal of more than 4,300 digits (int's conversion limit)
+        row = parse_json(line)
+    except JsonLineError as exc:
         raise ExportError(f"{path}:{number}: not valid JSON ({exc})") from None
     if not isinstance(row, dict):
         raise ExportError(f"{path}:{number}: expected a JSON object, got {type(row).__name__}")
@@ -70,7 +66,7 @@ def _row(path: str | Path, number: int, line: str) -> dict[str, Any] | None:
     return row
 
 
-_MS_MIN, _MS_MAX = -62_104_060_800_000, 253_370_764_800_000  # epoch ms of 0002-01-01 and 9999-01-01 (UTC)
+_MS_MIN, _MS_MAX = TS_MIN_US // 1000, TS_MAX_US // 1000  # epoch ms of 0002-01-01 and 9999-01-01 (UTC)
 
 
 def _renderable_time(ts: Any) -> bool:

@@ -65,12 +65,12 @@ def ts_from_iso(text: str) -> int:
 
 # A day from datetime's limits (years 1 and 9999): a time written back (ts_to_iso, a report's local time) cannot
 # overflow; a recording's line beyond them is damaged.
-_TS_MIN_US = -62_104_060_800_000_000  # 0002-01-01T00:00:00Z
-_TS_MAX_US = 253_370_764_800_000_000  # 9999-01-01T00:00:00Z
+TS_MIN_US = -62_104_060_800_000_000  # 0002-01-01T00:00:00Z (observe/export.py bounds epoch ms by these too)
+TS_MAX_US = 253_370_764_800_000_000  # 9999-01-01T00:00:00Z
 
 
 def _usable_ts(ts_us: int, given: object) -> int:
-    if not _TS_MIN_US <= ts_us < _TS_MAX_US:
+    if not TS_MIN_US <= ts_us < TS_MAX_US:
         raise EventError(f"ts {given!r:.60} is outside the years 2 to 9998")
     return ts_us
 
@@ -128,15 +128,28 @@ def check(event: dict[str, Any]) -> dict[str, Any]:
 
 # --- JSON Lines -----------------------------------------------------------------------------------------------------
 
+class JsonLineError(ValueError):
+    """Why a line is not JSON, in words for a message's parentheses."""
+
+
+def parse_json(line: str) -> Any:
+    """``json.loads``, every way it fails on a damaged line raised as one :class:`JsonLineError` (this reader's and
+    observe/export.py's)."""
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise JsonLineError(f"{exc.msg} at column {exc.colno}") from None
+    except RecursionError:  # arrays or objects nested deeper than the parser's stack
+        raise JsonLineError("nested too deeply to read") from None
+    except ValueError as exc:  # an integer literal of more than 4,300 digits (int's conversion limit)
+        raise JsonLineError(str(exc)) from None
+
+
 def from_json(line: str) -> dict[str, Any]:
     """One JSONL row (a recording's line) to an in-memory event; raises :class:`EventError`."""
     try:
-        row = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise EventError(f"not JSON ({exc.msg} at column {exc.colno})") from exc
-    except RecursionError:  # arrays or objects nested deeper than the parser's stack
-        raise EventError("not JSON (nested too deeply to read)") from None
-    except ValueError as exc:  # an integer literal of more than 4,300 digits (int's conversion limit)
+        row = parse_json(line)
+    except JsonLineError as exc:
         raise EventError(f"not JSON ({exc})") from None
     if not isinstance(row, dict):
         raise EventError("a JSON value that is not an object")
