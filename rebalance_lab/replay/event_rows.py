@@ -16,6 +16,7 @@ from rebalance_lab.replay.column_types import EVENT_COLUMNS
 from rebalance_lab.replay.value_check import ValueCheckError, check_columns
 
 SCHEMA_VERSION = "rbl-event/1"
+_LAST_INT32 = 2**31 - 1  # the largest partition id and generation
 SCHEMA_MAJOR = "rbl-event/"
 
 SOURCES = ("emulator", "broker_log", "client_log", "offsets_dumplog", "offsets_console")
@@ -101,7 +102,7 @@ def parse_tp(text: str) -> dict[str, Any]:
     # An int32 partition id (at most 10 ASCII digits): a longer one made the what-if build a topic of that many
     # partitions (it ran for ever), and int() refuses more than 4,300 digits or a digit such as "²".
     if not sep or not topic or not (number.isascii() and number.isdigit() and len(number) <= 10) \
-            or int(number) > 2**31 - 1:
+            or int(number) > _LAST_INT32:
         raise EventError(f"{text!r} is not a topic-partition")
     return tp(topic, int(number))
 
@@ -173,8 +174,6 @@ def from_json(line: str) -> dict[str, Any]:
             raise EventError(f"bad value: {name}: {_LAST_INT32} has no next generation")
     return row
 
-
-_LAST_INT32 = 2**31 - 1
 
 
 def to_json(event: dict[str, Any]) -> str:
