@@ -87,6 +87,7 @@ class GroupService:
         self._pending: dict[int, tuple[Parked, ResponseBuilder]] = {}
         # serve's own process: no cyclic collections while a big rebalance parks its requests (collector_pause.py)
         self.collector_pause: CollectorPause | None = for_process()
+        self._rebalancing = self.coordinator.rebalancing  # whether a held group still rebalances (the pause asks)
         self._tokens = itertools.count(1)
         self._subscribers: list[RecordSubscriber] = []
         self._topics: TopicsImage | None = None
@@ -106,17 +107,20 @@ class GroupService:
         now = self._world.now_ms()
         fx = operation(now, inp, token)
         replies = fx.replies
+        pause = self.collector_pause
         if not fx.records and len(replies) == 1 and replies[0][0] == token:
             # The usual heartbeat: only this request's own answer, ready now. Nothing else could resolve its
             # token, so it needs no pending entry and no resolution (issue 22: per-heartbeat CPU).
             parked = Parked(build(replies[0][1]), True)
+            if pause is not None and pause.held:  # a follower's SyncGroup after the leader's may end the hold
+                pause.parked(len(self._pending), now, getattr(inp, "group_id", None), self._rebalancing)
         else:
             parked = Parked()
             self._pending[token] = (parked, build)
             if replies or fx.records:
-                self.apply(fx)
-            elif self.collector_pause is not None:
-                self.collector_pause.parked(len(self._pending))
+                self._apply(fx)
+            if pause is not None:
+                pause.parked(len(self._pending), now, getattr(inp, "group_id", None), self._rebalancing)
         # Classic timers already due (a zero initial delay) fire now rather than on the shell's next timer turn,
         # so a manual clock needs no advance(0) for them; none is due after the usual request (nothing is run).
         # join_race "sampled": a classic timer this request made due expires on the shell's timer turn instead,
@@ -135,10 +139,15 @@ class GroupService:
         return len(self._pending)
 
     def apply(self, fx: Effects) -> None:
+        """Resolve ``fx``'s replies and pass on its records (a timer's, an operator's, an offsets request's)."""
+        self._apply(fx)
+        pause = self.collector_pause
+        if pause is not None and (pause.held or fx.replies):
+            pause.parked(len(self._pending), self._world.now_ms(), None, self._rebalancing)
+
+    def _apply(self, fx: Effects) -> None:
         for token, result in fx.replies:
             self._resolve(token, result)
-        if self.collector_pause is not None:
-            self.collector_pause.parked(len(self._pending))
         for record in fx.records:
             for subscriber in self._subscribers:
                 try:

@@ -33,6 +33,8 @@ from rebalance_lab.coordinator.effects import Effects
 from rebalance_lab.coordinator.join_race import SAMPLED
 from rebalance_lab.protocol.errors import ErrorCode
 
+_REBALANCING = frozenset({GroupState.PREPARING_REBALANCE, GroupState.COMPLETING_REBALANCE})
+
 if TYPE_CHECKING:  # conversion (and the client assignors' types it uses) is imported by the KIP-848 paths only:
     from rebalance_lab.coordinator.classic.admin_messages import (  # and these by describe (issue 22)
         DeleteGroupsInput,
@@ -244,6 +246,14 @@ class GroupCoordinator:
     def group(self, group_id: str) -> GroupView | None:
         group = self._core.groups.get(group_id)
         return None if group is None else group_view(group)
+
+    def rebalancing(self, group_id: str) -> bool:
+        """Whether the group is between a rebalance's start and the SyncGroup of every member of the generation
+        it made (its pending-sync set, KAFKA-12890: emptied by the last SyncGroup or by that set's timeout);
+        False for a group that does not exist (deleted, or a KIP-848 group's id). O(1): serve's collector pause
+        asks it after requests while it holds (collector_pause.py)."""
+        group = self._core.groups.get(group_id)
+        return group is not None and (group.state in _REBALANCING or bool(group.pending_sync))
 
     def groups(self) -> list[GroupView]:
         return [group_view(g) for g in self._core.groups.values()]

@@ -17,7 +17,7 @@ from rebalance_lab.coordinator import collector_pause
 from rebalance_lab.coordinator.classic.messages import JoinGroupInput, ProtocolEntry, SyncGroupInput
 from rebalance_lab.coordinator.clock import ManualClock
 from rebalance_lab.coordinator.cluster import BrokerInfo
-from rebalance_lab.coordinator.collector_pause import HOLD_AT, RELEASE_BELOW, CollectorPause, for_process
+from rebalance_lab.coordinator.collector_pause import HOLD_AT, MAX_HOLD_MS, RELEASE_BELOW, CollectorPause, for_process
 from rebalance_lab.coordinator.group_service import GroupService, service_of
 from rebalance_lab.coordinator.handlers.base import Parked
 from rebalance_lab.coordinator.world import World
@@ -31,24 +31,48 @@ def collector_on() -> Iterator[None]:
     gc.enable()
 
 
+def _still(group_id: str) -> bool:
+    return True  # the held group still rebalances
+
+
+def _done(group_id: str) -> bool:
+    return False  # the held group's rebalance is over (or the group is gone)
+
+
 def test_a_hold_begins_at_hold_at_parked_replies_and_ends_when_they_fall_below_release_below() -> None:
     pause = CollectorPause()
     for count in range(1, HOLD_AT):
-        pause.parked(count)
+        pause.parked(count, 0, "g", _done)
     assert gc.isenabled() and not pause.held
-    pause.parked(HOLD_AT)
+    pause.parked(HOLD_AT, 0, "g", _done)
     assert not gc.isenabled() and pause.held and pause.holds == 1
-    pause.parked(RELEASE_BELOW)  # still a rebalance's worth parked
+    pause.parked(RELEASE_BELOW, 0, "g", _done)  # still a rebalance's worth parked
     assert not gc.isenabled()
-    pause.parked(RELEASE_BELOW - 1)
+    pause.parked(RELEASE_BELOW - 1, 0, None, _done)
     assert gc.isenabled() and not pause.held
+
+
+def test_a_hold_lasts_while_its_group_rebalances_whatever_is_parked_and_asks_about_that_group() -> None:
+    pause = CollectorPause()
+    asked: list[str] = []
+
+    def rebalancing(group_id: str) -> bool:
+        asked.append(group_id)
+        return len(asked) < 3
+
+    pause.parked(HOLD_AT, 0, "big", rebalancing)
+    pause.parked(0, 10, "other", rebalancing)  # the joins answered: the group completes its rebalance
+    pause.parked(0, 20, None, rebalancing)  # the followers' SyncGroups, answered at arrival
+    assert not gc.isenabled() and pause.held
+    pause.parked(0, 30, "other", rebalancing)  # every member synced
+    assert gc.isenabled() and not pause.held and asked == ["big", "big", "big"]
 
 
 def test_a_collector_turned_off_by_the_embedding_program_stays_off_after_a_hold() -> None:
     gc.disable()
     pause = CollectorPause()
-    pause.parked(HOLD_AT)
-    pause.parked(0)
+    pause.parked(HOLD_AT, 0, "g", _done)
+    pause.parked(0, 0, "g", _done)
     assert not gc.isenabled()
 
 
@@ -56,20 +80,32 @@ def test_a_hold_past_max_held_objects_ends_and_none_begins_until_the_parked_repl
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(collector_pause, "MAX_HELD_OBJECTS", 1_000)
     pause = CollectorPause()
-    pause.parked(HOLD_AT)
+    pause.parked(HOLD_AT, 0, "g", _still)
     kept = [[n] for n in range(5_000)]  # tracked objects made while held
-    pause.parked(HOLD_AT + 1)
+    pause.parked(HOLD_AT + 1, 0, "g", _still)
     assert gc.isenabled() and not pause.held and len(kept) == 5_000
-    pause.parked(HOLD_AT + 2)
+    pause.parked(HOLD_AT + 2, 0, "g", _still)
     assert gc.isenabled() and pause.holds == 1  # the stalled rebalance starts no new hold
-    pause.parked(0)
-    pause.parked(HOLD_AT)
+    pause.parked(0, 0, "g", _still)
+    pause.parked(HOLD_AT, 0, "g", _still)
+    assert not gc.isenabled() and pause.holds == 2
+
+
+def test_a_hold_ends_after_max_hold_ms_of_a_rebalance_that_never_ends() -> None:
+    pause = CollectorPause()
+    pause.parked(HOLD_AT, 1_000, "g", _still)
+    pause.parked(0, 1_000 + MAX_HOLD_MS, "g", _still)
+    assert not gc.isenabled() and pause.held
+    pause.parked(HOLD_AT, 1_001 + MAX_HOLD_MS, "g", _still)
+    assert gc.isenabled() and not pause.held and pause.holds == 1  # spent: no new hold at once
+    pause.parked(0, 2_000 + MAX_HOLD_MS, "g", _still)
+    pause.parked(HOLD_AT, 2_000 + MAX_HOLD_MS, "g", _still)
     assert not gc.isenabled() and pause.holds == 2
 
 
 def test_close_ends_a_hold_and_the_pause_exists_only_in_serve_processes(monkeypatch: pytest.MonkeyPatch) -> None:
     pause = CollectorPause()
-    pause.parked(HOLD_AT)
+    pause.parked(HOLD_AT, 0, "g", _still)
     pause.close()
     assert gc.isenabled()
     assert for_process() is None  # a test run embeds the emulator: no pause
@@ -95,9 +131,8 @@ def _sync(service: GroupService, member_id: str, generation: int, assignments: A
     return service.call(service.routing.sync_group, inp, lambda result: result)
 
 
-def _rebalance(service: GroupService, ids: list[str]) -> tuple[list[Parked], list[Parked]]:
-    """Every member (re)joins, the leader first (the initial delay, if any, then ends), then syncs, the leader
-    last with every assignment."""
+def _joined(service: GroupService, ids: list[str]) -> tuple[list[Parked], int, str]:
+    """Every member (re)joins (the initial delay, if any, then ends): the answers, the generation, the leader."""
     joins = [_join(service, member_id) for member_id in ids]
     clock = service._world.clock
     assert isinstance(clock, ManualClock)
@@ -105,26 +140,61 @@ def _rebalance(service: GroupService, ids: list[str]) -> tuple[list[Parked], lis
         clock.advance(100)
         service._world.fire_timers()
     assert all(p.done and p.value.error is ErrorCode.NONE for p in joins)
-    generation, leader = joins[0].value.generation_id, joins[0].value.leader
+    return joins, joins[0].value.generation_id, joins[0].value.leader
+
+
+def _held(service: GroupService) -> bool:
     pause = service.collector_pause
-    assert pause is not None and gc.isenabled() and not pause.held  # released at the joins' answers
-    syncs = [_sync(service, member_id, generation) for member_id in ids if member_id != leader]
-    assert not gc.isenabled() and pause.held
-    syncs.append(_sync(service, leader, generation, tuple((m, b"x") for m in ids)))
+    assert pause is not None
+    return pause.held and not gc.isenabled()
+
+
+def _rebalance(service: GroupService, ids: list[str], *, leader_first: bool) -> None:
+    """A full rebalance: every member joins, then syncs; the leader's SyncGroup with every assignment first (the
+    followers' are answered at arrival) or last (theirs are parked until it comes). Held from the joins to the
+    last SyncGroup."""
+    _, generation, leader = _joined(service, ids)
+    assert _held(service)  # every join answered: the group completes its rebalance
+    followers = [member_id for member_id in ids if member_id != leader]
+    syncs: list[Parked] = []
+    if leader_first:
+        syncs.append(_sync(service, leader, generation, tuple((m, b"x") for m in ids)))
+    for member_id in followers:
+        assert _held(service)
+        syncs.append(_sync(service, member_id, generation))
+    if not leader_first:
+        assert _held(service)
+        syncs.append(_sync(service, leader, generation, tuple((m, b"x") for m in ids)))
     assert all(p.done and p.value.error is ErrorCode.NONE for p in syncs)
-    assert gc.isenabled() and not pause.held and service.pending_replies == 0
-    return joins, syncs
+    assert gc.isenabled() and service.pending_replies == 0
 
 
-def test_a_big_groups_join_and_sync_phases_are_held_and_the_collector_is_on_once_each_is_answered() -> None:
+def test_a_big_groups_rebalance_is_held_from_its_joins_to_its_last_sync_group_and_the_collector_is_on_after() -> None:
     service = _service()
     ids = [_join(service, "").value.member_id for _ in range(HOLD_AT + 10)]  # MEMBER_ID_REQUIRED: nothing parked
     pause = service.collector_pause
     assert pause is not None and pause.holds == 0
-    _rebalance(service, ids)  # the group formed: its joins held, then its syncs
+    _rebalance(service, ids, leader_first=False)  # the group formed: one hold, from its joins to its syncs
+    assert pause.holds == 1
+    _rebalance(service, ids, leader_first=True)  # a full rebalance, the followers' SyncGroups after the leader's
     assert pause.holds == 2
-    _rebalance(service, ids)  # a full rebalance of the formed group, the leader's rejoin first
-    assert pause.holds == 4
+    _rebalance(service, ids, leader_first=False)
+    assert pause.holds == 3
+
+
+def test_a_hold_ends_when_the_members_that_never_sync_are_removed_by_their_timeouts() -> None:
+    service = _service()
+    ids = [_join(service, "").value.member_id for _ in range(HOLD_AT + 10)]
+    _, generation, leader = _joined(service, ids)
+    _sync(service, leader, generation, tuple((m, b"x") for m in ids))  # Stable; no follower ever syncs
+    clock = service._world.clock
+    assert isinstance(clock, ManualClock) and _held(service)
+    clock.advance(9_999)  # the rebalance timeout (pending sync) and session timeouts are 10 s
+    service._world.fire_timers()
+    assert _held(service)
+    clock.advance(1)
+    service._world.fire_timers()
+    assert gc.isenabled() and not service.coordinator.rebalancing("g")
 
 
 def _parked_answered(answers: list[Any]) -> weakref.ref[Parked]:
