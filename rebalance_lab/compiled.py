@@ -38,12 +38,13 @@ MANIFEST = "manifest.json"
 ENV = "REBALANCE_LAB_COMPILED"
 
 #: The modules compiled: the what-if and the assignor ports it runs, the fold, the model, and the broker-log and
-#: dump-log parsers (issue 20; benchmarks/replay_cpu_split.py). ``assignors.common`` and ``sources.dump_log_values``
-#: stay Python: their exceptions subclass RuntimeError / ValueError, which mypyc cannot compile;
+#: dump-log parsers (issue 20; benchmarks/replay_cpu_split.py). ``assignors.errors`` and ``sources.dump_log_values``
+#: stay Python: their exceptions subclass RuntimeError / ValueError, which mypyc cannot compile (``assignors.common``
+#: is compiled: its AssignorError lives in ``assignors.errors``);
 #: ``sources.dump_log_fast`` too (msgspec Structs). Compiled, the model calls its steps natively: the split benchmark
 #: then cannot time them apart (it says so; REBALANCE_LAB_COMPILED=0 splits the pure Python).
 MODULES = tuple(f"rebalance_lab.clients.assignors.{name}" for name in (
-    "abstract_sticky", "cooperative_sticky", "java_hashmap", "partition_movements", "range", "roundrobin",
+    "abstract_sticky", "common", "cooperative_sticky", "java_hashmap", "partition_movements", "range", "roundrobin",
     "sticky", "sticky_constrained", "sticky_general", "sticky_racks", "sticky_user_data", "types",
 )) + tuple(f"rebalance_lab.replay.{name}" for name in (
     "static", "userdata", "whatif", "moves", "episodes", "counts", "model", "summary", "timeline", "membership",

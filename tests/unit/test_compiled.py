@@ -97,3 +97,38 @@ def test_the_compiled_what_if_writes_the_same_tables_as_the_python_one(tmp_path:
     assert with_build["status"] == "compiled", with_build["status"]
     assert python["status"].startswith("disabled")  # type: ignore[attr-defined]
     assert with_build["digests"] == python["digests"]
+
+
+_ASSIGNOR_HELPERS = """
+import json, sys
+from rebalance_lab import compiled
+from rebalance_lab.clients import assignors
+from rebalance_lab.clients.assignors import common
+errors = sys.modules[common.AssignorError.__module__]
+from rebalance_lab.clients.assignors.types import ClusterView, GroupSubscription
+try:
+    assignors.CooperativeStickyAssignor().assign(ClusterView.of_counts({"t": 1}), GroupSubscription({}))
+    caught = None
+except assignors.AssignorError as exc:
+    caught = exc.java_exception
+print(json.dumps({"status": compiled.status(), "common": common.__file__, "errors": errors.__file__,
+                  "one_class": common.AssignorError is assignors.AssignorError is errors.AssignorError,
+                  "caught": caught}))
+"""
+
+
+def test_the_assignors_shared_helpers_run_compiled_and_raise_the_one_assignor_error() -> None:
+    # common.py's helpers (member order, topic metadata, shared partitions) run in every what-if round: compiled
+    # since AssignorError, which mypyc cannot compile (it subclasses RuntimeError), lives in errors.py (issue 20).
+    if not (compiled._target() / compiled.MANIFEST).exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail("./dev test builds the compiled modules: none in .native/")
+        pytest.skip("no compiled build here (python -m rebalance_lab.compiled build)")
+    result = subprocess.run([sys.executable, "-c", _ASSIGNOR_HELPERS], capture_output=True, text=True, cwd=ROOT,
+                            env={k: v for k, v in os.environ.items() if k != compiled.ENV}, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    found = json.loads(result.stdout.splitlines()[-1])
+    assert found["status"] == "compiled", found["status"]
+    assert found["common"].endswith(compiled._suffix())  # the build's, not common.py
+    assert found["errors"].endswith("errors.py")  # Python: the class mypyc cannot compile
+    assert found["one_class"] and found["caught"] == "ArithmeticException"

@@ -13,7 +13,9 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from itertools import islice, repeat
 from operator import attrgetter, le
+from typing import ClassVar
 
+from rebalance_lab.clients.assignors.errors import AssignorError as AssignorError  # its home; named here as before
 from rebalance_lab.clients.assignors.java_hashmap import java_str_key, string_hash_order
 from rebalance_lab.clients.assignors.types import (
     Assignment,
@@ -127,14 +129,6 @@ def shared_partitions(topics: Iterable[str], ids: Mapping[str, Iterable[int]]) -
     return out
 
 
-class AssignorError(RuntimeError):
-    """An input on which Kafka's Java assignor throws; ``java_exception`` names the Java class."""
-
-    def __init__(self, java_exception: str, message: str) -> None:
-        super().__init__(f"{java_exception}: {message}")
-        self.java_exception = java_exception
-
-
 def member_hash_order(group: GroupSubscription) -> list[str]:
     """Member ids in the iteration order of the leader's ``subscriptions`` map.
 
@@ -208,7 +202,7 @@ class _SortedById:
     which makes the cyclic GC's pass over a big result several times faster.
     """
 
-    KEY = "sorted_by_id"
+    KEY: ClassVar[str] = "sorted_by_id"  # ClassVar: a class attribute when compiled (mypyc) too
 
     def __init__(self) -> None:
         self.usual: list[int] = []
