@@ -25,7 +25,7 @@ from rebalance_lab.coordinator import join_race
 from rebalance_lab.coordinator.classic.coordinator import GroupCoordinator
 from rebalance_lab.coordinator.classic.messages import HeartbeatInput, JoinGroupInput, LeaveGroupInput, SyncGroupInput
 from rebalance_lab.coordinator.classic.offsets_gate import OffsetDeleteCheck
-from rebalance_lab.coordinator.classic.records import GroupRecord
+from rebalance_lab.coordinator.classic.records import GroupRecord, RebalancePrepared
 from rebalance_lab.coordinator.cluster import TopicInfo
 from rebalance_lab.coordinator.collector_pause import CollectorPause, for_process
 from rebalance_lab.coordinator.effects import Effects
@@ -148,7 +148,10 @@ class GroupService:
     def _apply(self, fx: Effects) -> None:
         for token, result in fx.replies:
             self._resolve(token, result)
+        pause = self.collector_pause
         for record in fx.records:
+            if pause is not None and type(record) is RebalancePrepared:  # a big group's hold begins with it
+                pause.began(record.group_id, self._world.now_ms(), self._rebalancing)
             for subscriber in self._subscribers:
                 try:
                     subscriber(record)

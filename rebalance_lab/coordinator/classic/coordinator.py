@@ -247,13 +247,15 @@ class GroupCoordinator:
         group = self._core.groups.get(group_id)
         return None if group is None else group_view(group)
 
-    def rebalancing(self, group_id: str) -> bool:
-        """Whether the group is between a rebalance's start and the SyncGroup of every member of the generation
-        it made (its pending-sync set, KAFKA-12890: emptied by the last SyncGroup or by that set's timeout);
-        False for a group that does not exist (deleted, or a KIP-848 group's id). O(1): serve's collector pause
-        asks it after requests while it holds (collector_pause.py)."""
+    def rebalancing(self, group_id: str) -> int:
+        """The group's members while it is between a rebalance's start and the SyncGroup of every member of the
+        generation it made (its pending-sync set, KAFKA-12890: emptied by the last SyncGroup or by that set's
+        timeout), else 0; 0 for a group that does not exist (deleted, or a KIP-848 group's id). O(1): serve's
+        collector pause asks it when a rebalance begins and after requests while it holds (collector_pause.py)."""
         group = self._core.groups.get(group_id)
-        return group is not None and (group.state in _REBALANCING or bool(group.pending_sync))
+        if group is None or not (group.state in _REBALANCING or group.pending_sync):
+            return 0
+        return len(group.members)
 
     def groups(self) -> list[GroupView]:
         return [group_view(g) for g in self._core.groups.values()]

@@ -31,12 +31,12 @@ def collector_on() -> Iterator[None]:
     gc.enable()
 
 
-def _still(group_id: str) -> bool:
-    return True  # the held group still rebalances
+def _still(group_id: str) -> int:
+    return HOLD_AT  # the held group still rebalances, with that many members
 
 
-def _done(group_id: str) -> bool:
-    return False  # the held group's rebalance is over (or the group is gone)
+def _done(group_id: str) -> int:
+    return 0  # the held group's rebalance is over (or the group is gone)
 
 
 def test_a_hold_begins_at_hold_at_parked_replies_and_ends_when_they_fall_below_release_below() -> None:
@@ -56,9 +56,9 @@ def test_a_hold_lasts_while_its_group_rebalances_whatever_is_parked_and_asks_abo
     pause = CollectorPause()
     asked: list[str] = []
 
-    def rebalancing(group_id: str) -> bool:
+    def rebalancing(group_id: str) -> int:
         asked.append(group_id)
-        return len(asked) < 3
+        return 10 if len(asked) < 3 else 0
 
     pause.parked(HOLD_AT, 0, "big", rebalancing)
     pause.parked(0, 10, "other", rebalancing)  # the joins answered: the group completes its rebalance
@@ -66,6 +66,17 @@ def test_a_hold_lasts_while_its_group_rebalances_whatever_is_parked_and_asks_abo
     assert not gc.isenabled() and pause.held
     pause.parked(0, 30, "other", rebalancing)  # every member synced
     assert gc.isenabled() and not pause.held and asked == ["big", "big", "big"]
+
+
+def test_a_rebalance_of_a_group_of_hold_at_members_begins_a_hold_and_a_smaller_one_does_not() -> None:
+    pause = CollectorPause()
+    pause.began("small", 0, lambda group_id: HOLD_AT - 1)
+    assert gc.isenabled() and pause.holds == 0
+    pause.began("big", 0, lambda group_id: HOLD_AT)
+    assert not gc.isenabled() and pause.held and pause.holds == 1
+    pause.began("other", 0, lambda group_id: HOLD_AT)  # held already: still one hold, of the first group
+    pause.parked(0, 0, None, lambda group_id: 0 if group_id == "big" else HOLD_AT)
+    assert gc.isenabled() and not pause.held and pause.holds == 1
 
 
 def test_a_collector_turned_off_by_the_embedding_program_stays_off_after_a_hold() -> None:
@@ -131,9 +142,12 @@ def _sync(service: GroupService, member_id: str, generation: int, assignments: A
     return service.call(service.routing.sync_group, inp, lambda result: result)
 
 
-def _joined(service: GroupService, ids: list[str]) -> tuple[list[Parked], int, str]:
-    """Every member (re)joins (the initial delay, if any, then ends): the answers, the generation, the leader."""
-    joins = [_join(service, member_id) for member_id in ids]
+def _joined(service: GroupService, ids: list[str], formed: bool) -> tuple[list[Parked], int, str]:
+    """Every member (re)joins (the initial delay, if any, then ends): the answers, the generation, the leader.
+    A group of HOLD_AT members or more is held from its first JoinGroup of the rebalance."""
+    joins = [_join(service, ids[0])]
+    assert _held(service) == formed  # a formed group's rebalance begins: held; a forming one waits for HOLD_AT
+    joins += [_join(service, member_id) for member_id in ids[1:]]
     clock = service._world.clock
     assert isinstance(clock, ManualClock)
     while not joins[0].done:  # the initial delay, extended while members arrived
@@ -149,11 +163,11 @@ def _held(service: GroupService) -> bool:
     return pause.held and not gc.isenabled()
 
 
-def _rebalance(service: GroupService, ids: list[str], *, leader_first: bool) -> None:
+def _rebalance(service: GroupService, ids: list[str], *, leader_first: bool, formed: bool = True) -> None:
     """A full rebalance: every member joins, then syncs; the leader's SyncGroup with every assignment first (the
     followers' are answered at arrival) or last (theirs are parked until it comes). Held from the joins to the
     last SyncGroup."""
-    _, generation, leader = _joined(service, ids)
+    _, generation, leader = _joined(service, ids, formed)
     assert _held(service)  # every join answered: the group completes its rebalance
     followers = [member_id for member_id in ids if member_id != leader]
     syncs: list[Parked] = []
@@ -174,7 +188,7 @@ def test_a_big_groups_rebalance_is_held_from_its_joins_to_its_last_sync_group_an
     ids = [_join(service, "").value.member_id for _ in range(HOLD_AT + 10)]  # MEMBER_ID_REQUIRED: nothing parked
     pause = service.collector_pause
     assert pause is not None and pause.holds == 0
-    _rebalance(service, ids, leader_first=False)  # the group formed: one hold, from its joins to its syncs
+    _rebalance(service, ids, leader_first=False, formed=False)  # the group forms: held from HOLD_AT joins
     assert pause.holds == 1
     _rebalance(service, ids, leader_first=True)  # a full rebalance, the followers' SyncGroups after the leader's
     assert pause.holds == 2
@@ -185,7 +199,7 @@ def test_a_big_groups_rebalance_is_held_from_its_joins_to_its_last_sync_group_an
 def test_a_hold_ends_when_the_members_that_never_sync_are_removed_by_their_timeouts() -> None:
     service = _service()
     ids = [_join(service, "").value.member_id for _ in range(HOLD_AT + 10)]
-    _, generation, leader = _joined(service, ids)
+    _, generation, leader = _joined(service, ids, False)
     _sync(service, leader, generation, tuple((m, b"x") for m in ids))  # Stable; no follower ever syncs
     clock = service._world.clock
     assert isinstance(clock, ManualClock) and _held(service)
