@@ -63,6 +63,15 @@ class Output:
         """Add an answer the caller flushes itself (no write scheduled)."""
         self._pending.append(response)
 
+    def write(self, response: bytes) -> None:
+        """Write an answer now, after any held or scheduled before it (a parked request's answer, as it resolves:
+        one transport write, no list)."""
+        if self._pending:
+            self._pending.append(response)
+            self.flush()
+        elif not self._transport.is_closing():
+            self._transport.write(response)
+
     def backlogged(self) -> bool:
         """Whether the peer leaves more than :data:`WRITE_HIGH_WATER` bytes of answers unread."""
         return self._transport.get_write_buffer_size() > WRITE_HIGH_WATER

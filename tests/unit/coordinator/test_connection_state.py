@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 
-from rebalance_lab.coordinator.connection import CollectorHold, IdleConnections
+from rebalance_lab.coordinator.connection import CollectorHold, IdleConnections, Output
 
 
 class _Clock:
@@ -82,3 +83,38 @@ def test_what_is_alive_when_the_last_hold_ends_is_moved_out_of_the_collectors_re
         assert gc.isenabled() and gc.get_freeze_count() >= before + len(lasting)
     finally:
         gc.unfreeze()
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.written: list[bytes] = []
+        self.closing = False
+
+    def set_write_buffer_limits(self, high: int) -> None:
+        pass
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def write(self, data: bytes) -> None:
+        self.written.append(data)
+
+
+class _Writer:
+    def __init__(self) -> None:
+        self.transport = _Transport()
+
+
+def test_an_answer_written_now_leaves_after_the_answers_held_before_it_and_not_on_a_closing_transport() -> None:
+    writer, loop = _Writer(), asyncio.new_event_loop()
+    out = Output(writer, loop)  # type: ignore[arg-type]  # a fake writer: its transport only
+    loop.close()  # never run: write() schedules nothing
+    out.write(b"parked")
+    assert writer.transport.written == [b"parked"]  # nothing held: one write, at once
+    out.hold(b"a")
+    out.hold(b"b")
+    out.write(b"c")
+    assert writer.transport.written == [b"parked", b"abc"]  # in order, in one write
+    writer.transport.closing = True
+    out.write(b"late")
+    assert writer.transport.written == [b"parked", b"abc"]
