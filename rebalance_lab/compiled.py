@@ -45,7 +45,7 @@ ENV = "REBALANCE_LAB_COMPILED"
 #: then cannot time them apart (it says so; REBALANCE_LAB_COMPILED=0 splits the pure Python).
 MODULES = tuple(f"rebalance_lab.clients.assignors.{name}" for name in (
     "abstract_sticky", "common", "cooperative_sticky", "java_hashmap", "partition_movements", "range", "roundrobin",
-    "sticky", "sticky_constrained", "sticky_general", "sticky_racks", "sticky_user_data", "types",
+    "sticky", "sticky_constrained", "sticky_general", "sticky_kernel", "sticky_racks", "sticky_user_data", "types",
 )) + tuple(f"rebalance_lab.replay.{name}" for name in (
     "static", "userdata", "whatif", "moves", "episodes", "counts", "model", "summary", "timeline", "membership",
     "generation", "epochs", "sources.broker_log", "sources._broker_builders", "sources._broker_lines",

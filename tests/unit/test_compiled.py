@@ -103,7 +103,7 @@ _ASSIGNOR_HELPERS = """
 import json, sys
 from rebalance_lab import compiled
 from rebalance_lab.clients import assignors
-from rebalance_lab.clients.assignors import common
+from rebalance_lab.clients.assignors import common, sticky_kernel
 errors = sys.modules[common.AssignorError.__module__]
 from rebalance_lab.clients.assignors.types import ClusterView, GroupSubscription
 try:
@@ -112,6 +112,7 @@ try:
 except assignors.AssignorError as exc:
     caught = exc.java_exception
 print(json.dumps({"status": compiled.status(), "common": common.__file__, "errors": errors.__file__,
+                  "kernel": sticky_kernel.__file__,
                   "one_class": common.AssignorError is assignors.AssignorError is errors.AssignorError,
                   "caught": caught}))
 """
@@ -130,5 +131,6 @@ def test_the_assignors_shared_helpers_run_compiled_and_raise_the_one_assignor_er
     found = json.loads(result.stdout.splitlines()[-1])
     assert found["status"] == "compiled", found["status"]
     assert found["common"].endswith(compiled._suffix())  # the build's, not common.py
+    assert found["kernel"].endswith(compiled._suffix())  # the sticky what-if rounds' int kernel (issue 20)
     assert found["errors"].endswith("errors.py")  # Python: the class mypyc cannot compile
     assert found["one_class"] and found["caught"] == "ArithmeticException"

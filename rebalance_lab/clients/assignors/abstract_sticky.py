@@ -27,6 +27,7 @@ from rebalance_lab.clients.assignors.java_hashmap import string_hash_order
 from rebalance_lab.clients.assignors.partition_movements import PartitionMovements
 from rebalance_lab.clients.assignors.sticky_constrained import ConstrainedBuilder
 from rebalance_lab.clients.assignors.sticky_general import GeneralBuilder, PrevOwner
+from rebalance_lab.clients.assignors.sticky_kernel import constrained_without_racks
 from rebalance_lab.clients.assignors.sticky_racks import RackInfo
 from rebalance_lab.clients.assignors.types import (
     Assignment,
@@ -129,6 +130,11 @@ class AbstractStickyAssignor(ABC):
         racks = RackInfo(ppt, group, members, self.prefer_rack_aware_logic)
         own = self._resolve_ownership(ppt, group, members)
         if own.all_equal:
+            if not (racks.consumer_racks or racks.num_consumers_by_partition):  # no rack anywhere: the int kernel
+                kernel = constrained_without_racks(ppt, ids, own.owned, own.multi_owned)
+                if kernel is not None:
+                    lists, self.partitions_transferring_ownership = kernel
+                    return lists
             builder = ConstrainedBuilder(ppt, ids, racks, own.owned, own.multi_owned)
             self.partitions_transferring_ownership = builder.transferring
             return builder.build()
