@@ -72,6 +72,14 @@ def _all_unclaimed(
     )
 
 
+def _as_claimed(own: Ownership) -> dict[str, list[TopicPartition]]:
+    """Each member's claims as its owned list, unsettled (in the owned map's order)."""
+    owned: dict[str, list[TopicPartition]] = {member: [] for member in own.owned}
+    for member, parts, _ in own.claims:
+        owned[member].extend(parts)
+    return owned
+
+
 @dataclass
 class Ownership:
     """Result of step 0 (``allSubscriptionsEqual``)."""
@@ -80,6 +88,8 @@ class Ownership:
     owned: dict[str, list[TopicPartition]] = field(default_factory=dict)
     multi_owned: set[TopicPartition] = field(default_factory=set)
     data: dict[str, MemberData] = field(default_factory=dict)  # member_data as read, per member
+    # Each claiming member's partitions and generation, in member order; ``owned`` holds them once settled.
+    claims: list[tuple[str, tuple[TopicPartition, ...], int]] = field(default_factory=list)
 
 
 class AbstractStickyAssignor(ABC):
@@ -128,13 +138,21 @@ class AbstractStickyAssignor(ABC):
         are ``ppt``'s ids if the caller has them already (read from ``ppt`` otherwise)."""
         ids = partition_ids_of(ppt) if partition_ids is None else partition_ids
         racks = RackInfo(ppt, group, members, self.prefer_rack_aware_logic)
-        own = self._resolve_ownership(ppt, group, members)
-        if own.all_equal:
-            if not (racks.consumer_racks or racks.num_consumers_by_partition):  # no rack anywhere: the int kernel
+        own = self._resolve_ownership(ppt, group, members, settle=False)
+        if own.all_equal and not (racks.consumer_racks or racks.num_consumers_by_partition):
+            # No rack anywhere: the int kernel, first on the claims as they are. It declines a partition claimed
+            # twice or of an unknown topic, so when it answers they are what settling them gives (the fast case
+            # of _settle_claims), without the sets that check costs.
+            kernel = constrained_without_racks(ppt, ids, _as_claimed(own), set())
+            if kernel is None:
+                self._settle_claims(own.claims, ppt, group, own)
                 kernel = constrained_without_racks(ppt, ids, own.owned, own.multi_owned)
-                if kernel is not None:
-                    lists, self.partitions_transferring_ownership = kernel
-                    return lists
+            if kernel is not None:
+                lists, self.partitions_transferring_ownership = kernel
+                return lists
+        else:
+            self._settle_claims(own.claims, ppt, group, own)
+        if own.all_equal:
             builder = ConstrainedBuilder(ppt, ids, racks, own.owned, own.multi_owned)
             self.partitions_transferring_ownership = builder.transferring
             return builder.build()
@@ -150,14 +168,15 @@ class AbstractStickyAssignor(ABC):
         return self._movements is None or self._movements.is_sticky()
 
     def _resolve_ownership(
-        self, ppt: PartitionsPerTopic, group: GroupSubscription, members: Sequence[str]
+        self, ppt: PartitionsPerTopic, group: GroupSubscription, members: Sequence[str], settle: bool = True
     ) -> Ownership:
         """Subscription equality and claims: equal generations disqualify every claimant, a
-        higher one wins. The claimant's generation is its *protocol* field (quirk Q2)."""
+        higher one wins. The claimant's generation is its *protocol* field (quirk Q2). With
+        ``settle`` off the claims are left in ``claims`` and ``owned`` empty (:meth:`_settle_claims`)."""
         result = Ownership()
         topics: set[str] = set()
         matching: tuple[str, ...] | None = None  # the last subscription found equal to ``topics``
-        claims: list[tuple[str, tuple[TopicPartition, ...], int]] = []
+        claims = result.claims
         # consumerToOwnedPartitions is a fresh HashMap filled in subscriptions order.
         result.owned = {member: [] for member in string_hash_order(members)}
         subscriptions, read, member_data = group.members, result.data, self.member_data
@@ -179,7 +198,8 @@ class AbstractStickyAssignor(ABC):
                 claims.append((member, data.partitions, generation))
         self.max_generation = max_generation
         # The claims touch nothing but ``result``: settled after the loop, in member order as Java does.
-        self._settle_claims(claims, ppt, group, result)
+        if settle:
+            self._settle_claims(claims, ppt, group, result)
         return result
 
     def _settle_claims(
