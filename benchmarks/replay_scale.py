@@ -13,8 +13,8 @@
    revoked something. A group generates events until it has spent its share of N. Only the
    events some production source records count: the emulator also records every member's
    rejoin (MEMBER_JOIN_REQUEST), which no broker logs at INFO; those are generated (and kept
-   in ``--inputs jsonl``) but not counted. The parse yields about 16% more events than N
-   (1,188,155 for N = 1,000,000): a dump's GroupMetadata record gives a JOIN_COMPLETE beside its
+   in ``--inputs jsonl``) but not counted. The parse yields about 13% more events than N
+   (1,158,874 for N = 1,000,000): a dump's GroupMetadata record gives a JOIN_COMPLETE beside its
    GENERATION_SNAPSHOT, and the broker log has its own JOIN_COMPLETE for the same generation.
 2. **Write** them as production would have them: each group on the broker leading its
    ``__consumer_offsets`` partition (Kafka's hash rule), broker ``server.log`` files rotated
@@ -34,7 +34,9 @@
    Spark: the driver, its JVM, the Python daemon and workers) are printed too, which the load does
    not inflate as it does the wall clock: half of Spark's CPU-seconds is the shortest its run can be
    on two idle cores, so ``single CPU-s / (Spark CPU-s / 2)`` is the best ratio two cores allow.
-   The session start is not counted in the pipeline's seconds (it is printed beside them).
+   The session start is not counted in the pipeline's seconds (it is printed beside them). Per stage, its wall time
+   times the task slots is set against its tasks' run time: the slot-seconds left idle while a stage's last tasks
+   end, before the next stage can start, are the part of Spark's wall clock beyond half its CPU-seconds.
 
 Goals (issue 20): 10**6 events under 40 s on local[2] in every run of five
 (``--runs 5``), 10**7 events under 5 minutes (``--events 10000000 --groups 100000``), and Spark at
@@ -484,9 +486,11 @@ def run_on_spark(files: list[Path], out: Path, assignor: str, master: str
         seconds = time.perf_counter() - begun
         cpu = {kind: spent - before[kind] for kind, spent in tree_cpu_split().items()}
         stages = stage_cpu(spark)
+        slots = stage_slots(spark)
     finally:
         spark.stop()
     print("  JVM per stage (task threads; Python's own CPU is not in these): " + " · ".join(stages))
+    print("  slots per stage (wall x slots, the tasks' run time, slot-seconds left idle): " + " · ".join(slots))
     print(f"  parsed {result.parse_report.events:,} events")
     if result.errors:
         print(f"  {len(result.errors)} group(s) failed on Spark, e.g. {result.errors[0]}")
@@ -496,13 +500,34 @@ def run_on_spark(files: list[Path], out: Path, assignor: str, master: str
 def stage_cpu(spark: Any) -> list[str]:
     """Each stage's CPU-seconds in the JVM's task threads and its GC seconds, from Spark's status store (its
     ``executorCpuTime``, which counts no Python process), in stage order: where the JVM's share goes."""
+    return [f"{stage.stageId()} {stage.name().split(' at ')[0]}: {stage.executorCpuTime() / 1e9:.1f} CPU-s "
+            f"(GC {stage.jvmGcTime() / 1e3:.1f} s, {stage.numTasks()} tasks)" for stage in _stages(spark)]
+
+
+def _stages(spark: Any) -> list[Any]:
     sc = spark.sparkContext
     gateway = sc._gateway
     store = sc._jsc.sc().statusStore()
     stages = store.stageList(None, False, False, gateway.new_array(gateway.jvm.double, 0), None)
-    found = sorted((stages.apply(i) for i in range(stages.length())), key=lambda stage: stage.stageId())
-    return [f"{stage.stageId()} {stage.name().split(' at ')[0]}: {stage.executorCpuTime() / 1e9:.1f} CPU-s "
-            f"(GC {stage.jvmGcTime() / 1e3:.1f} s, {stage.numTasks()} tasks)" for stage in found]
+    return sorted((stages.apply(i) for i in range(stages.length())), key=lambda stage: stage.stageId())
+
+
+def stage_slots(spark: Any) -> list[str]:
+    """Per stage of more than one task: its wall time (first task launched to completion) times the task slots,
+    against the sum of its tasks' run time (``executorRunTime``, which includes the task thread's wait on its
+    Python worker): the slot-seconds left idle, by tasks ending unevenly before the next stage's barrier, are
+    what the wall clock spends beyond half of Spark's CPU-seconds on two idle cores."""
+    slots = spark.sparkContext.defaultParallelism
+    lines = []
+    for stage in _stages(spark):
+        launched, completed = stage.firstTaskLaunchedTime(), stage.completionTime()
+        if stage.numTasks() < 2 or launched.isEmpty() or completed.isEmpty():
+            continue
+        wall = (completed.get().getTime() - launched.get().getTime()) / 1e3
+        run = stage.executorRunTime() / 1e3
+        lines.append(f"{stage.stageId()}: {wall:.1f} s x {slots} = {wall * slots:.1f}, tasks {run:.1f}, "
+                     f"idle {wall * slots - run:.1f} slot-s")
+    return lines
 
 
 def run_single_process(files: list[Path], out: Path, assignor: str) -> tuple[float, dict[str, float], float]:

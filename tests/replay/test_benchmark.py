@@ -57,6 +57,8 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path: Path) -> None:
                      " CPU-s (driver, JVM, Python workers: JVM ", ", Python ", " = driver ", " + daemon and workers ",
                      "  JVM per stage (task threads; ", " CPU-s (GC ", "cpu: Spark spends ",
                      "runs: 1 alternate pair(s); load average ", "  ratio per pair: ", "goal: Spark >= 1.8x",
-                     "outputs agree", "Spark forced to 3 parse tasks and 3 replay partitions", "toArrow: "):
+                     "outputs agree", "Spark forced to 3 parse tasks and 3 replay partitions", "toArrow: ",
+                     "  slots per stage (wall x slots, the tasks' run time, slot-seconds left idle): ", " s x 2 = ",
+                     ", tasks ", " slot-s"):
         assert expected in done.stdout, done.stdout
     assert " 3 tasks)" in done.stdout.split("JVM per stage")[1].splitlines()[0]  # the forced counts were used
