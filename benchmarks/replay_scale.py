@@ -108,14 +108,14 @@ def tree_cpu_split() -> dict[str, float]:
     return split
 
 
-def run_on_spark(files: list[Path], out: Path, assignor: str, master: str
+def run_on_spark(files: list[Path], out: Path, assignor: str, master: str, conf: dict[str, str] | None = None
                  ) -> tuple[float, float, dict[str, float], dict[str, float]]:
     """(session start seconds, pipeline seconds, phases, pipeline CPU seconds of the JVM and of Python) of
-    run_spark on ``master``."""
+    run_spark on ``master``, its session built with ``conf`` besides the replay's own settings."""
     from rebalance_lab.replay.spark import build_session, run_spark
 
     started = time.perf_counter()
-    spark = build_session(master)
+    spark = build_session(master, conf=conf)
     spark.range(1).count()  # the first job's fixed cost belongs to the start, not to the parse
     start_s = time.perf_counter() - started
     try:
@@ -217,6 +217,13 @@ def _load() -> str:
     return f"load average {one:.1f} (1 min) {five:.1f} (5 min) on {os.cpu_count()} cores"
 
 
+def _build() -> str:
+    """Whether the compiled build ran (a run on a stale build measures the pure Python: no figure to compare)."""
+    from rebalance_lab import compiled
+
+    return f"build: {compiled.status()}"
+
+
 def _spread(seconds: list[float]) -> str:
     runs = " · ".join(f"{s:.1f}" for s in seconds)
     return f"{runs} s (median {statistics.median(seconds):.1f} s, worst {max(seconds):.1f} s)"
@@ -224,7 +231,7 @@ def _spread(seconds: list[float]) -> str:
 
 def report_runs(events: int, master: str, spark: list[float], single: list[float]) -> bool:
     """Every run, the medians, the pairs' ratios and the goals; True when every goal that applies is met."""
-    print(f"runs: {len(spark)} alternate pair(s); {_load()}")
+    print(f"runs: {len(spark)} alternate pair(s); {_load()}; {_build()}")
     print(f"  spark {master}: {_spread(spark)}")
     met = True
     if single:
@@ -269,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-single", action="store_true", help="time only the Spark run")
     parser.add_argument("--runs", type=int, default=1,
                         help="pairs of runs, Spark and single process alternately (default: %(default)s)")
+    parser.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                        help="a Spark setting for every session, over the replay's own (repeatable), to A/B one; "
+                             "JVM options apply only where the process launches the JVM: one setting per process")
     parser.add_argument("--spark-tasks", default=None, metavar="PARSE,REPLAY",
                         help="force Spark's parse tasks and replay partitions (e.g. 29,46, what 1e6 events made with "
                              "32/20 MB per task), to measure the per-task cost on a smaller input")
@@ -290,6 +300,8 @@ def main(argv: list[str] | None = None) -> int:
         parse_tasks, partitions = (int(n) for n in args.spark_tasks.split(","))
         force_task_counts(size, parse_tasks, partitions)
         print(f"Spark forced to {parse_tasks} parse tasks and {partitions} replay partitions")
+    if args.conf:
+        print("Spark settings: " + " ".join(args.conf))
     print(_load())
     spark_runs: list[float] = []
     single_runs: list[float] = []
@@ -308,17 +320,18 @@ def main(argv: list[str] | None = None) -> int:
 def one_pair(args: argparse.Namespace, files: list[Path], work: Path, run: int) -> tuple[float, float | None]:
     """One Spark run then (unless --skip-single) one single-process run; their pipeline seconds."""
     label = f"run {run}: " if args.runs > 1 else ""
-    start_s, spark_s, phases, split = run_on_spark(files, work / "out-spark", args.assignor, args.master)
+    conf = dict(setting.split("=", 1) for setting in args.conf)
+    start_s, spark_s, phases, split = run_on_spark(files, work / "out-spark", args.assignor, args.master, conf)
     spark_cpu = split["jvm"] + split["python"]
     print(f"{label}spark {args.master}: {spark_s:.1f} s for parse -> episodes -> what-if ({args.assignor}) "
           f"+ {start_s:.1f} s session start; {spark_cpu:.1f} CPU-s (driver, JVM, Python workers: "
           f"JVM {split['jvm']:.1f}, Python {split['python']:.1f} = driver {split['driver']:.1f} "
-          f"+ daemon and workers {split['workers']:.1f})")
+          f"+ daemon and workers {split['workers']:.1f}); {_build()}; {_load()}")
     print("  phases: " + " · ".join(f"{name} {seconds:.1f} s" for name, seconds in phases.items()))
     if args.skip_single:
         return spark_s, None
     single_s, single_phases, single_cpu = run_single_process(files, work / "out-single", args.assignor)
-    print(f"{label}single process: {single_s:.1f} s; {single_cpu:.1f} CPU-s")
+    print(f"{label}single process: {single_s:.1f} s; {single_cpu:.1f} CPU-s; {_build()}; {_load()}")
     print("  phases: " + " · ".join(f"{name} {seconds:.1f} s" for name, seconds in single_phases.items()))
     ratio = single_s / spark_s if spark_s else math.inf
     print(f"{label}ratio: Spark is {ratio:.2f}x the single-process loop's speed "

@@ -49,7 +49,8 @@ def test_a_member_subscribes_with_the_generation_it_last_took_part_in_under_ever
 
 def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, str(REPO / "benchmarks" / "replay_scale.py"), "--events", "3000",
-                           "--groups", "30", "--work", str(tmp_path), "--spark-tasks", "3,3"],
+                           "--groups", "30", "--work", str(tmp_path), "--spark-tasks", "3,3",
+                           "--conf", "spark.shuffle.compress=false"],
                           cwd=REPO, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     # --runs 5 alternates five such pairs; one keeps the smoke run short
@@ -59,6 +60,6 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path: Path) -> None:
                      "runs: 1 alternate pair(s); load average ", "  ratio per pair: ", "goal: Spark >= 1.8x",
                      "outputs agree", "Spark forced to 3 parse tasks and 3 replay partitions", "toArrow: ",
                      "  slots per stage (wall x slots, the tasks' run time, slot-seconds left idle): ", " s x 2 = ",
-                     ", tasks ", " slot-s"):
+                     ", tasks ", " slot-s", "Spark settings: spark.shuffle.compress=false", "; build: "):
         assert expected in done.stdout, done.stdout
     assert " 3 tasks)" in done.stdout.split("JVM per stage")[1].splitlines()[0]  # the forced counts were used
