@@ -24,6 +24,9 @@ average is printed beside them.
 The compiled build (:mod:`rebalance_lab.compiled`) compiles the model with its steps, which then call each other
 natively, past the wrappers: the split is of the pure Python (the children run with ``REBALANCE_LAB_COMPILED=0``);
 ``--compiled`` runs the build instead and prints the parse and the replay as wholes.
+
+``--write`` also times the single-process runner's output (``local.write_tables``: every table and the events
+as Parquet, into a temporary directory), which the Spark tasks' part files pay for their shares too.
 """
 
 from __future__ import annotations
@@ -66,8 +69,10 @@ def _timed(owner: Any, name: str, into: defaultdict[str, float], label: str) -> 
         setattr(owner, name, original)
 
 
-def measure(files: list[str], whatif: str) -> dict[str, Any]:
-    """One parse and replay in this interpreter: CPU-seconds per stage, events and groups."""
+def measure(files: list[str], whatif: str, write: bool = False) -> dict[str, Any]:
+    """One parse and replay in this interpreter: CPU-seconds per stage, events and groups; with ``write``, the
+    CPU-seconds of writing the tables and events as the single-process runner does (``local.write_tables``)."""
+    import tempfile
     from contextlib import ExitStack
 
     from rebalance_lab.clients.assignors import AbstractStickyAssignor, RangeAssignor, RoundRobinAssignor
@@ -92,8 +97,14 @@ def measure(files: list[str], whatif: str) -> dict[str, Any]:
         stack.enter_context(_timed(model, "fold", spent, "fold"))
         stack.enter_context(_timed(model, "transitions", spent, "partition moves"))
         started = time.process_time()
-        _, errors = local.replay_all(groups, topics, (whatif,), None)
+        rows, errors = local.replay_all(groups, topics, (whatif,), None)
         replay_s = time.process_time() - started
+    write_s = None
+    if write:
+        with tempfile.TemporaryDirectory(prefix="replay-cpu-split-") as out_dir:
+            started = time.process_time()
+            local.write_tables(Path(out_dir), rows, parsed)
+            write_s = time.process_time() - started
     if not model.__file__.endswith(".py"):  # compiled: the model's calls into its steps were not wrapped
         spent.clear()
     stages: dict[str, float] = {"assignor": spent["assignor"], "subscriptions": spent["subscriptions"],
@@ -104,21 +115,23 @@ def measure(files: list[str], whatif: str) -> dict[str, Any]:
     from rebalance_lab import compiled
 
     return {"package": f"{Path(rebalance_lab.__file__).parent}, compiled modules {compiled.status()}", "parse": parse_s,
-            "replay": replay_s, "stages": stages, "events": len(parsed), "groups": len(groups), "errors": len(errors)}
+            "replay": replay_s, "write": write_s, "stages": stages, "events": len(parsed), "groups": len(groups),
+            "errors": len(errors)}
 
 
 def _child(args: argparse.Namespace) -> int:
     files = json.loads(Path(args.files).read_text())
-    print(json.dumps(measure(files, args.whatif)))
+    print(json.dumps(measure(files, args.whatif, args.write)))
     return 0
 
 
-def _run_in(checkout: Path, files_list: Path, whatif: str, compiled: bool) -> dict[str, Any]:
+def _run_in(checkout: Path, files_list: Path, whatif: str, compiled: bool, write: bool) -> dict[str, Any]:
     """:func:`measure` in a fresh interpreter importing ``rebalance_lab`` from ``checkout``."""
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     if not compiled:
         env["REBALANCE_LAB_COMPILED"] = "0"
-    result = subprocess.run([sys.executable, __file__, "--child", "--files", str(files_list), "--whatif", whatif],
+    result = subprocess.run([sys.executable, __file__, "--child", "--files", str(files_list), "--whatif", whatif,
+                             *(["--write"] if write else [])],
                             capture_output=True, text=True, env=env, cwd=checkout, check=False)
     if result.returncode != 0:
         raise SystemExit(f"the run in {checkout} failed:\n{result.stderr[-3000:]}")
@@ -135,6 +148,8 @@ def _print_run(label: str, run: dict[str, Any]) -> None:
     print(f"{label}: parse {run['parse']:.2f} CPU-s ({run['parse'] / events * 1e6:.0f} us/event), replay "
           f"{replay:.2f} CPU-s ({replay / events * 1e6:.0f} us/event), {run['groups']:,} groups, "
           f"{run['errors']} failed ({_load()}; {run['package']})")
+    if run["write"] is not None:
+        print(f"    write {run['write']:.2f} CPU-s ({run['write'] / events * 1e6:.0f} us/event)")
     if run["stages"]["model"] == replay:
         return  # compiled: not timed apart
     for stage in STAGES:
@@ -148,6 +163,9 @@ def _summary(label: str, runs: list[dict[str, Any]]) -> None:
     parse = [r["parse"] for r in runs]
     print(f"{label}: replay median {statistics.median(replay):.2f} CPU-s (min {min(replay):.2f}, max "
           f"{max(replay):.2f}), parse median {statistics.median(parse):.2f} CPU-s over {len(runs)} runs")
+    if all(r["write"] is not None for r in runs):
+        write = [r["write"] for r in runs]
+        print(f"    write median {statistics.median(write):.2f} CPU-s (min {min(write):.2f}, max {max(write):.2f})")
     if all(r["stages"]["model"] == r["replay"] for r in runs):
         return
     for stage in STAGES:
@@ -166,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--compare", type=Path, default=None, help="another checkout, measured alternately")
     parser.add_argument("--compiled", action="store_true",
                         help="run the compiled build where fresh (the replay as a whole: no split)")
+    parser.add_argument("--write", action="store_true",
+                        help="also write the tables and events as the single-process runner does (CPU-s apart)")
     parser.add_argument("--work", type=Path, default=None)
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--files", default=None, help=argparse.SUPPRESS)
@@ -186,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, list[dict[str, Any]]] = {label: [] for label, _ in checkouts}
     for number in range(1, args.runs + 1):
         for label, checkout in checkouts:
-            run = _run_in(checkout, files_list, args.whatif, args.compiled)
+            run = _run_in(checkout, files_list, args.whatif, args.compiled, args.write)
             results[label].append(run)
             _print_run(f"run {number} {label}", run)
     for label, runs in results.items():

@@ -11,7 +11,7 @@ import pytest
 
 from rebalance_lab.replay import column_types as ct
 from rebalance_lab.replay import events as ev
-from rebalance_lab.replay import tables
+from rebalance_lab.replay import local, tables
 from rebalance_lab.replay.local import run_local, write_tables
 from rebalance_lab.replay.parquet_plain import PLAIN_MAX_ROWS, write_table
 from rebalance_lab.replay.rows import TupleRows
@@ -82,3 +82,23 @@ def test_large_outputs_are_written_by_pyarrow_with_the_same_tables(tmp_path: Pat
 def test_a_value_of_the_wrong_type_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="column n: a value is not of type int32"):
         write_table(tmp_path / "t.parquet", (("n", ct.INT32),), [{"n": "seven"}])
+
+
+def test_large_outputs_are_converted_and_written_a_batch_at_a_time_to_the_same_table(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(local, "WRITE_BATCH_ROWS", 7_000)
+    result = run_local([DEMO], whatif=["cooperative-sticky"])
+    events = [ev.from_json(line) for line in DEMO.read_text().splitlines()]
+    many = events * (PLAIN_MAX_ROWS // len(events) + 1)
+    moves = TupleRows([name for name, _ in ct.PARTITION_MOVES])
+    for _ in range(PLAIN_MAX_ROWS // len(result.tables["partition_moves"]) + 1):
+        moves.extend(result.tables["partition_moves"])
+    write_tables(tmp_path, {**result.tables, "partition_moves": moves}, many)
+    for name, rows in (("events", many), ("partition_moves", moves), ("group_summary", result.tables["group_summary"])):
+        path = tmp_path / name / "part-0.parquet"
+        expected = ev.to_arrow(rows) if name == "events" else tables.to_arrow(name, rows)
+        assert pq.read_table(path).equals(expected), name
+        metadata = pq.ParquetFile(path).metadata
+        sizes = [metadata.row_group(index).num_rows for index in range(metadata.num_row_groups)]
+        assert sizes == [min(7_000, len(rows) - start) for start in range(0, len(rows), 7_000)], name
+    assert pq.read_table(tmp_path / "rebalance_episodes" / "part-0.parquet").schema.equals(tables.REBALANCE_EPISODES)
