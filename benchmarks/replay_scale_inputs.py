@@ -314,6 +314,7 @@ def generate(n_events: int, n_groups: int, seed: int) -> Iterator[list[dict[str,
 
 CHUNK_GROUPS = 500  # groups simulated at once by one process: ~100 MB of event dicts at 100 events a group
 FRAME_EVENTS = 500  # events per pickled frame of a run file: what a merge holds per run
+WRITER = "writer.pid"  # the process writing the inputs, until inputs.json says they are complete
 DUMPED = ("GENERATION_SNAPSHOT", "GROUP_EMPTY", "GROUP_DEAD")  # the events a dump's GroupMetadata records show
 
 
@@ -331,8 +332,10 @@ def write_inputs(work: Path, n_events: int, n_groups: int, seed: int, mode: str,
     if marker.exists():
         saved = json.loads(marker.read_text())
         return [Path(p) for p in saved["files"]], saved["counts"]
+    _refuse_if_being_written(work)
     shutil.rmtree(work, ignore_errors=True)
     (work / "inputs").mkdir(parents=True)
+    (work / WRITER).write_text(str(os.getpid()))
     runs = work / "runs"
     runs.mkdir()
     begun = time.perf_counter()
@@ -353,11 +356,30 @@ def write_inputs(work: Path, n_events: int, n_groups: int, seed: int, mode: str,
     files = [f for task in tasks for f in written[task]]  # brokers in order, then dumps by partition
     shutil.rmtree(runs)
     marker.write_text(json.dumps({"files": [str(p) for p in files], "counts": counts}))
+    (work / WRITER).unlink()
     peak_mb = max(resource.getrusage(who).ru_maxrss for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
     print(f"generated in {time.perf_counter() - begun:.1f} s ({simulated:.1f} s simulating {len(chunks)} chunk(s) "
           f"of {chunk_groups} groups, then the merge and render) on {workers or os.cpu_count()} process(es); "
           f"peak RSS of one process {peak_mb / 1024:.0f} MB")
     return files, counts
+
+
+def _refuse_if_being_written(work: Path) -> None:
+    """A second run asking for the same inputs while a first still writes them (1e7 takes tens of minutes) would
+    delete the first's files and start again: it stops instead."""
+    try:
+        pid = int((work / WRITER).read_text())
+    except (OSError, ValueError):
+        return  # no writer
+    try:
+        if pid <= 0:
+            return
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return  # it died: what it left is removed and written again
+    except PermissionError:
+        pass  # alive, another user's
+    raise SystemExit(f"{work} is being written by process {pid}: wait until {work / 'inputs.json'} exists")
 
 
 def _simulate_chunk(runs: Path, seed: int, topics: dict[str, int], dumps: bool,

@@ -3,6 +3,8 @@ number of processes and the chunk size."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -71,3 +73,17 @@ def test_the_merge_of_runs_keeps_the_earlier_runs_event_first_at_equal_times(tmp
     inputs._spill(runs / "00000", first)
     inputs._spill(runs / "00001", second)
     assert list(inputs.merged(runs)) == sorted(first + second, key=lambda e: e["ts"])  # sorted is stable
+
+
+def test_a_second_run_leaves_inputs_another_process_is_writing_alone(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    (work / "runs").mkdir(parents=True)
+    (work / inputs.WRITER).write_text(str(os.getpid()))  # a live process, not done: no inputs.json yet
+    with pytest.raises(SystemExit, match="being written by process"):
+        inputs.write_inputs(work, 1_000, 10, 3, "rendered")
+    assert (work / "runs").exists()
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    (work / inputs.WRITER).write_text(gone.stdout.strip())  # a writer that died: its leftovers are written again
+    files, _ = inputs.write_inputs(work, 1_000, 10, 3, "rendered")
+    assert files and not (work / "runs").exists() and not (work / inputs.WRITER).exists()
