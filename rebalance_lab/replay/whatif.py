@@ -107,12 +107,18 @@ class Spec:
         return Spec(name, static)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)  # the __init__ below is compiled (generation.Member says why)
 class SimMember:
     received: tuple[TopicPartition, ...]  # its last assignment, as it decoded it
     assigned_gen: int  # generation of that assignment
     joined_gen: int  # the last round it took part in
     key: str
+
+    def __init__(self, received: tuple[TopicPartition, ...], assigned_gen: int, joined_gen: int, key: str) -> None:
+        self.received = received
+        self.assigned_gen = assigned_gen
+        self.joined_gen = joined_gen
+        self.key = key
 
 
 @dataclass(slots=True)

@@ -1,0 +1,57 @@
+"""The replay's most made objects are built by compiled code in the compiled build (issue 20 performance).
+
+A dataclass in a module mypyc compiles is a native class, but the ``__init__`` the dataclass decorator generates
+at import is interpreted Python (~1.7 us a call); :class:`~rebalance_lab.replay.generation.Member` and
+:class:`~rebalance_lab.replay.whatif.SimMember` (about 1.5 of them a replayed event) write theirs out.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rebalance_lab import compiled
+from rebalance_lab.replay.generation import Member
+from rebalance_lab.replay.whatif import SimMember
+
+ROOT = Path(__file__).resolve().parents[3]
+
+_INITS = """
+import json, types
+from rebalance_lab import compiled
+from rebalance_lab.replay.generation import Member
+from rebalance_lab.replay.whatif import SimMember
+print(json.dumps({"status": compiled.status(),
+                  "python": [c.__name__ for c in (Member, SimMember) if isinstance(c.__init__, types.FunctionType)]}))
+"""
+
+
+def test_a_member_keeps_the_dataclass_fields_defaults_equality_and_identity_key() -> None:
+    member = Member("m-1", None, "client", session_timeout_ms=45_000, topics=("t",))
+    assert member.key == "m-1" and member.rack_id is None and member.owned_cache is None
+    assert Member("m-2", "instance-a").key == "instance-a"
+    assert Member("m-3", "instance-a", key="given").key == "given"
+    assert member == Member("m-1", None, "client", None, None, 45_000, ("t",), None, None, None, "m-1", None)
+    assert member != dataclasses.replace(member, client_id="other")
+    assert dataclasses.replace(member, group_instance_id="i").key == "m-1"  # replace passes the key it had
+    assert [f.name for f in dataclasses.fields(Member)][-2:] == ["key", "owned_cache"]
+    simulated = SimMember((("t", 0),), 3, 4, "k")
+    assert repr(simulated) == "SimMember(received=(('t', 0),), assigned_gen=3, joined_gen=4, key='k')"
+
+
+def test_the_compiled_build_makes_members_without_interpreted_code() -> None:
+    if not (compiled._target() / compiled.MANIFEST).exists():  # as tests/unit/test_compiled.py
+        if os.environ.get("CI") == "true":
+            pytest.fail("./dev test builds the compiled modules: none in .native/")
+        pytest.skip("no compiled build here (python -m rebalance_lab.compiled build)")
+    result = subprocess.run([sys.executable, "-c", _INITS], capture_output=True, text=True, cwd=ROOT,
+                            env={k: v for k, v in os.environ.items() if k != compiled.ENV}, timeout=120, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    found = json.loads(result.stdout.splitlines()[-1])
+    assert found == {"status": "compiled", "python": []}
