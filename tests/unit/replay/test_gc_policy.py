@@ -11,7 +11,7 @@ from rebalance_lab.replay.diagnostics import ParseReport
 from rebalance_lab.replay.gcpolicy import batch_gc
 from rebalance_lab.replay.model import replay_group
 from rebalance_lab.replay.sources import SourceContext, parse_file
-from rebalance_lab.replay.tasks import ordered
+from rebalance_lab.replay.timeline import ordered
 
 REPO = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(REPO / "benchmarks"))
