@@ -38,13 +38,21 @@ _EVENT_CODES = {"MEMBER_LEFT": "member_leave", "MEMBER_SESSION_EXPIRED": "sessio
                 "MEMBER_JOINED": "member_join", "STATIC_MEMBER_REPLACED": "static_rejoin_metadata"}
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)  # the __init__ below is compiled (generation.Member says why)
 class Episode:
     episode_id: int
     gens: list[Generation]
     before: Generation | None = None  # the last completed generation before it
     before_known: bool = False  # the membership (and owners) before the episode are known
     storm_id: int | None = None
+
+    def __init__(self, episode_id: int, gens: list[Generation], before: Generation | None = None,
+                 before_known: bool = False, storm_id: int | None = None) -> None:
+        self.episode_id = episode_id
+        self.gens = gens
+        self.before = before
+        self.before_known = before_known
+        self.storm_id = storm_id
 
     @property
     def completed(self) -> list[Generation]:
@@ -174,7 +182,7 @@ class Triggers:
 
 # --- facts ----------------------------------------------------------------------------------------------------------
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)  # the __init__ below is compiled (generation.Member says why)
 class Facts:
     """What the episode row and the what-if both need."""
 
@@ -186,6 +194,18 @@ class Facts:
     moved: int | None
     revoked: int | None
     loads: tuple[int, int, float] | None
+
+    def __init__(self, members_before: list[Member] | None, members_after: list[Member] | None,
+                 owners_before: Owners | None, owners_after: Owners | None, partitions_total: int | None,
+                 moved: int | None, revoked: int | None, loads: tuple[int, int, float] | None) -> None:
+        self.members_before = members_before
+        self.members_after = members_after
+        self.owners_before = owners_before
+        self.owners_after = owners_after
+        self.partitions_total = partitions_total
+        self.moved = moved
+        self.revoked = revoked
+        self.loads = loads
 
 
 def loads_of(assignment: dict[str, tuple[TP, ...]] | None) -> tuple[int, int, float] | None:

@@ -121,15 +121,22 @@ class SimMember:
         self.key = key
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)  # the __init__ below is compiled (generation.Member says why)
 class Round:
     members: list[Member]
     keys: dict[str, str]  # member id -> identity
     received: dict[str, tuple[TopicPartition, ...]]
     withheld: set[TopicPartition]
 
+    def __init__(self, members: list[Member], keys: dict[str, str], received: dict[str, tuple[TopicPartition, ...]],
+                 withheld: set[TopicPartition]) -> None:
+        self.members = members
+        self.keys = keys
+        self.received = received
+        self.withheld = withheld
 
-@dataclass
+
+@dataclass(init=False)  # the __init__ below is compiled (generation.Member says why)
 class EpisodeInput:
     """What the what-if needs of one recorded episode (built by the model)."""
 
@@ -137,6 +144,13 @@ class EpisodeInput:
     facts: Facts
     counts: Mapping[int, dict[str, int]]  # generation -> partition counts of its members' topics
     unknown: Mapping[int, str] = field(default_factory=dict)  # generation -> why its what-if cannot run (counts.py)
+
+    def __init__(self, episode: Episode, facts: Facts, counts: Mapping[int, dict[str, int]],
+                 unknown: Mapping[int, str] | None = None) -> None:
+        self.episode = episode
+        self.facts = facts
+        self.counts = counts
+        self.unknown = {} if unknown is None else unknown
 
 
 def mode_of(assignor: str, static: bool) -> str:
@@ -332,7 +346,7 @@ class Chain:
 
 # --- one episode ----------------------------------------------------------------------------------------------------
 
-@dataclass
+@dataclass(init=False)  # the __init__ below is compiled (generation.Member says why)
 class _Outcome:
     rounds: list[Round] = field(default_factory=list)
     aligned: list[tuple[Generation, Round]] = field(default_factory=list)
@@ -340,6 +354,14 @@ class _Outcome:
     skipped: int = 0
     failed: bool = False
     unknown: str | None = None  # a round's generation cannot be replayed: why (EpisodeInput.unknown)
+
+    def __init__(self) -> None:
+        self.rounds = []
+        self.aligned = []
+        self.extra_rounds = 0
+        self.skipped = 0
+        self.failed = False
+        self.unknown = None
 
 
 def _leader(g: Generation) -> Member | None:

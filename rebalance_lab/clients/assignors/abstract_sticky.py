@@ -80,7 +80,7 @@ def _as_claimed(own: Ownership) -> dict[str, list[TopicPartition]]:
     return owned
 
 
-@dataclass
+@dataclass(init=False)
 class Ownership:
     """Result of step 0 (``allSubscriptionsEqual``)."""
 
@@ -90,6 +90,15 @@ class Ownership:
     data: dict[str, MemberData] = field(default_factory=dict)  # member_data as read, per member
     # Each claiming member's partitions and generation, in member order; ``owned`` holds them once settled.
     claims: list[tuple[str, tuple[TopicPartition, ...], int]] = field(default_factory=list)
+
+    def __init__(self) -> None:
+        # Written out: mypyc compiles this one, where the dataclass decorator's would be interpreted Python (one
+        # per sticky assignment; see rebalance_lab.replay.generation.Member).
+        self.all_equal = True
+        self.owned = {}
+        self.multi_owned = set()
+        self.data = {}
+        self.claims = []
 
 
 class AbstractStickyAssignor(ABC):

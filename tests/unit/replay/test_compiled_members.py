@@ -2,7 +2,8 @@
 
 A dataclass in a module mypyc compiles is a native class, but the ``__init__`` the dataclass decorator generates
 at import is interpreted Python (~1.7 us a call); :class:`~rebalance_lab.replay.generation.Member` and
-:class:`~rebalance_lab.replay.whatif.SimMember` (about 1.5 of them a replayed event) write theirs out.
+:class:`~rebalance_lab.replay.whatif.SimMember` (about 1.5 of them a replayed event), and the what-if's rounds,
+episodes and the sticky assignors' step-0 result write theirs out.
 """
 
 from __future__ import annotations
@@ -17,18 +18,23 @@ from pathlib import Path
 import pytest
 
 from rebalance_lab import compiled
+from rebalance_lab.clients.assignors.abstract_sticky import Ownership
+from rebalance_lab.replay.episodes import Episode, Facts
 from rebalance_lab.replay.generation import Member
-from rebalance_lab.replay.whatif import SimMember
+from rebalance_lab.replay.whatif import EpisodeInput, SimMember, _Outcome
 
 ROOT = Path(__file__).resolve().parents[3]
 
 _INITS = """
 import json, types
 from rebalance_lab import compiled
+from rebalance_lab.clients.assignors.abstract_sticky import Ownership
+from rebalance_lab.replay.episodes import Episode, Facts
 from rebalance_lab.replay.generation import Member
-from rebalance_lab.replay.whatif import SimMember
+from rebalance_lab.replay.whatif import EpisodeInput, Round, SimMember, _Outcome
+made = (Member, SimMember, Round, EpisodeInput, _Outcome, Episode, Facts, Ownership)
 print(json.dumps({"status": compiled.status(),
-                  "python": [c.__name__ for c in (Member, SimMember) if isinstance(c.__init__, types.FunctionType)]}))
+                  "python": [c.__name__ for c in made if isinstance(c.__init__, types.FunctionType)]}))
 """
 
 
@@ -55,3 +61,17 @@ def test_the_compiled_build_makes_members_without_interpreted_code() -> None:
     assert result.returncode == 0, result.stderr[-3000:]
     found = json.loads(result.stdout.splitlines()[-1])
     assert found == {"status": "compiled", "python": []}
+
+
+def test_the_written_out_defaults_are_the_declared_ones_and_fresh_per_object() -> None:
+    for cls in (Ownership, _Outcome):
+        first, second = cls(), cls()
+        assert first == second and dataclasses.asdict(first) == {
+            f.name: f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default
+            for f in dataclasses.fields(cls)}
+        for f in dataclasses.fields(cls):
+            if f.default_factory is not dataclasses.MISSING:
+                assert getattr(first, f.name) is not getattr(second, f.name), f.name
+    episode = Episode(3, [])
+    assert (episode.before, episode.before_known, episode.storm_id) == (None, False, None)
+    assert EpisodeInput(episode, Facts(None, None, None, None, None, None, None, None), {}).unknown == {}
