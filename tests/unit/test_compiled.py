@@ -9,16 +9,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
 from rebalance_lab import compiled
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.compiled_build import require_build, run_script
 
 
 def _fake_build(target: Path, sources: dict[str, str]) -> None:
@@ -77,21 +74,12 @@ print(json.dumps({"status": compiled.status(), "digests": digests}))
 
 
 def _replay(work: Path, python_only: bool) -> dict[str, object]:
-    env = dict(os.environ)
-    if python_only:
-        env[compiled.ENV] = "0"
-    result = subprocess.run([sys.executable, "-c", _REPLAY, str(work)], capture_output=True, text=True, env=env,
-                            cwd=ROOT, timeout=600, check=False)
-    assert result.returncode == 0, result.stderr[-3000:]
-    found: dict[str, object] = json.loads(result.stdout.splitlines()[-1])
+    found: dict[str, object] = run_script(_REPLAY, str(work), python_only=python_only, timeout=600)
     return found
 
 
 def test_the_compiled_what_if_writes_the_same_tables_as_the_python_one(tmp_path: Path) -> None:
-    if not (compiled._target() / compiled.MANIFEST).exists():  # .native/, or the build REBALANCE_LAB_COMPILED names
-        if os.environ.get("CI") == "true":
-            pytest.fail("./dev test builds the compiled modules: none in .native/")
-        pytest.skip("no compiled build here (python -m rebalance_lab.compiled build)")
+    require_build()
     with_build = _replay(tmp_path / "inputs", python_only=False)
     python = _replay(tmp_path / "inputs", python_only=True)
     assert with_build["status"] == "compiled", with_build["status"]
@@ -121,14 +109,8 @@ print(json.dumps({"status": compiled.status(), "common": common.__file__, "error
 def test_the_assignors_shared_helpers_run_compiled_and_raise_the_one_assignor_error() -> None:
     # common.py's helpers (member order, topic metadata, shared partitions) run in every what-if round: compiled
     # since AssignorError, which mypyc cannot compile (it subclasses RuntimeError), lives in errors.py (issue 20).
-    if not (compiled._target() / compiled.MANIFEST).exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail("./dev test builds the compiled modules: none in .native/")
-        pytest.skip("no compiled build here (python -m rebalance_lab.compiled build)")
-    result = subprocess.run([sys.executable, "-c", _ASSIGNOR_HELPERS], capture_output=True, text=True, cwd=ROOT,
-                            env={k: v for k, v in os.environ.items() if k != compiled.ENV}, timeout=120, check=False)
-    assert result.returncode == 0, result.stderr[-3000:]
-    found = json.loads(result.stdout.splitlines()[-1])
+    require_build()
+    found = run_script(_ASSIGNOR_HELPERS)
     assert found["status"] == "compiled", found["status"]
     assert found["common"].endswith(compiled._suffix())  # the build's, not common.py
     assert found["kernel"].endswith(compiled._suffix())  # the sticky what-if rounds' int kernel (issue 20)

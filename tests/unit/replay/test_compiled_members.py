@@ -9,21 +9,12 @@ episodes and the sticky assignors' step-0 result write theirs out.
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
-import pytest
-
-from rebalance_lab import compiled
 from rebalance_lab.clients.assignors.abstract_sticky import Ownership
 from rebalance_lab.replay.episodes import Episode, Facts
 from rebalance_lab.replay.generation import Member
 from rebalance_lab.replay.whatif import EpisodeInput, SimMember, _Outcome
-
-ROOT = Path(__file__).resolve().parents[3]
+from tests.support.compiled_build import require_build, run_script
 
 _INITS = """
 import json, types
@@ -52,14 +43,8 @@ def test_a_member_keeps_the_dataclass_fields_defaults_equality_and_identity_key(
 
 
 def test_the_compiled_build_makes_members_without_interpreted_code() -> None:
-    if not (compiled._target() / compiled.MANIFEST).exists():  # as tests/unit/test_compiled.py
-        if os.environ.get("CI") == "true":
-            pytest.fail("./dev test builds the compiled modules: none in .native/")
-        pytest.skip("no compiled build here (python -m rebalance_lab.compiled build)")
-    result = subprocess.run([sys.executable, "-c", _INITS], capture_output=True, text=True, cwd=ROOT,
-                            env={k: v for k, v in os.environ.items() if k != compiled.ENV}, timeout=120, check=False)
-    assert result.returncode == 0, result.stderr[-3000:]
-    found = json.loads(result.stdout.splitlines()[-1])
+    require_build()
+    found = run_script(_INITS)
     assert found == {"status": "compiled", "python": []}
 
 
