@@ -131,15 +131,6 @@ def write_tables(out_dir: Path, rows: Mapping[str, list[dict[str, Any]]], events
     parquet_plain.write_table(target / "part-0.parquet", column_types.EVENT_COLUMNS, events)
 
 
-#: Rows converted to Arrow and written at a time by :func:`write_tables`'s pyarrow path, one row group each (the
-#: Spark tasks' part files are written in batches of this size too, ``parts.ROWS_PER_WRITE``). Converted whole,
-#: the 1e5-event benchmark's events were one ~80 MB Arrow table (its members' nested lists ~34 MB), built in
-#: buffers grown by reallocation from memory new to the process: ~0.4 of the write's ~2 CPU-s were page faults
-#: (system time), and the first conversion took twice the user time of a second one. A batch's buffers are
-#: freed before the next batch is converted, so the allocator reuses them (and the peak memory is a batch's).
-WRITE_BATCH_ROWS = 20_000
-
-
 def _write_tables_arrow(out_dir: Path, rows: Mapping[str, list[dict[str, Any]]], events: list[dict[str, Any]]) -> None:
     from rebalance_lab.replay import events as ev
     from rebalance_lab.replay import tables
@@ -151,19 +142,26 @@ def _write_tables_arrow(out_dir: Path, rows: Mapping[str, list[dict[str, Any]]],
 
 def _write_arrow(directory: Path, schema: pa.Schema, rows: Sequence[dict[str, Any]],
                  to_arrow: Callable[[Sequence[dict[str, Any]]], pa.Table]) -> None:
-    """``rows`` as ``directory/part-0.parquet``, converted and written :data:`WRITE_BATCH_ROWS` at a time."""
+    """``rows`` as ``directory/part-0.parquet``, converted and written ``parts.ROWS_PER_WRITE`` at a time, as the
+    Spark tasks write their part files, one row group each. Converted whole, the 1e5-event benchmark's events were
+    one ~80 MB Arrow table (its members' nested lists ~34 MB), built in buffers grown by reallocation from memory new
+    to the process: ~0.4 of the write's ~2 CPU-s were page faults (system time). A batch's buffers are freed before
+    the next batch is converted, so the allocator reuses them (and the peak memory is a batch's)."""
     import pyarrow.parquet as pq
 
+    from rebalance_lab.replay import parts  # pyarrow's side of the package: a small replay never imports it
+
+    size = parts.ROWS_PER_WRITE
     directory.mkdir(parents=True, exist_ok=True)
     with pq.ParquetWriter(directory / "part-0.parquet", schema) as writer:  # pq.write_table's defaults (snappy)
-        for start in range(0, len(rows), WRITE_BATCH_ROWS):
-            writer.write_table(to_arrow(_batch(rows, start)))
+        for start in range(0, len(rows), size):
+            writer.write_table(to_arrow(_batch(rows, start, size)))
 
 
-def _batch(rows: Sequence[dict[str, Any]], start: int) -> Sequence[dict[str, Any]]:
+def _batch(rows: Sequence[dict[str, Any]], start: int, size: int) -> Sequence[dict[str, Any]]:
     if isinstance(rows, TupleRows):  # its slice would be row dicts: keep the tuples
-        return TupleRows(rows.columns, rows.tuples[start:start + WRITE_BATCH_ROWS])
-    return rows[start:start + WRITE_BATCH_ROWS]
+        return TupleRows(rows.columns, rows.tuples[start:start + size])
+    return rows[start:start + size]
 
 
 def run_local(inputs: Sequence[str | Path], fmt: str = "auto", *, tz: str = "UTC", cluster_id: str = "default",

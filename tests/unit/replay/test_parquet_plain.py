@@ -11,7 +11,7 @@ import pytest
 
 from rebalance_lab.replay import column_types as ct
 from rebalance_lab.replay import events as ev
-from rebalance_lab.replay import local, tables
+from rebalance_lab.replay import parts, tables
 from rebalance_lab.replay.local import run_local, write_tables
 from rebalance_lab.replay.parquet_plain import PLAIN_MAX_ROWS, write_table
 from rebalance_lab.replay.rows import TupleRows
@@ -86,7 +86,7 @@ def test_a_value_of_the_wrong_type_is_a_clear_error(tmp_path: Path) -> None:
 
 def test_large_outputs_are_converted_and_written_a_batch_at_a_time_to_the_same_table(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(local, "WRITE_BATCH_ROWS", 7_000)
+    monkeypatch.setattr(parts, "ROWS_PER_WRITE", 7_000)
     result = run_local([DEMO], whatif=["cooperative-sticky"])
     events = [ev.from_json(line) for line in DEMO.read_text().splitlines()]
     many = events * (PLAIN_MAX_ROWS // len(events) + 1)
