@@ -120,8 +120,10 @@ class ArrivingReader(asyncio.StreamReader):
     :meth:`unpark` then hands them to the task, or, with nothing kept, goes back to answering at arrival.
     """
 
-    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, limit: int, loop: asyncio.AbstractEventLoop,
+                 on_arrival: Callable[[], None] = lambda: None) -> None:
         super().__init__(limit=limit, loop=loop)
+        self.on_arrival = on_arrival  # called first as bytes arrive (the server fires a timer already due)
         self.idle = False
         self.parked = False
         self.answer: Callable[[bytes], int] | None = None
@@ -129,6 +131,7 @@ class ArrivingReader(asyncio.StreamReader):
         self._eof_held = False
 
     def feed_data(self, data: bytes) -> None:  # type: ignore[override]  # the protocol passes bytes
+        self.on_arrival()
         if self.parked:
             self._keep(data)
             return

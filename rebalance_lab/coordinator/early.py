@@ -25,6 +25,7 @@ import logging
 import selectors
 import socket
 import struct
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple
 
@@ -131,9 +132,10 @@ class EarlyShell:
         self.busy = False
         events = self._selector.select(wait)
         self.busy = True  # serve's import thread waits before its next module (early_serve.py)
+        fired = self._fire_due()  # its time came before this turn's bytes were read: it runs before they are served
         for key, mask in events:
             key.data(mask)
-        fired = self._fire_due()
+        fired = self._fire_due() or fired
         ready, self._ready = self._ready, []
         for conn in ready:
             self._serve(conn)
@@ -150,11 +152,14 @@ class EarlyShell:
             self._armed = None
             return None
         if self._armed is None or self._armed[0] != deadline:
-            self._armed = (deadline, world.now_ms() / 1000.0 + world.timer_delay_s(deadline))  # as server.py arms it
-        return max(0.0, self._armed[1] - world.now_ms() / 1000.0)
+            # as server.py arms it, on a monotonic clock finer than the world's milliseconds: the join race's
+            # expiration latency is a fraction of one (join_race.py)
+            self._armed = (deadline, time.monotonic() + world.timer_delay_s(deadline))
+        return max(0.0, self._armed[1] - time.monotonic())
 
     def _fire_due(self) -> bool:
-        if self._armed is None or self.core.world.now_ms() / 1000.0 < self._armed[1]:
+        """Fire the world's timers if their time has come."""
+        if self._armed is None or time.monotonic() < self._armed[1]:
             return False
         self._armed = None
         try:

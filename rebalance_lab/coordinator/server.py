@@ -25,6 +25,7 @@ import contextlib
 import inspect
 import itertools
 import logging
+import math
 import socket
 import time
 from collections.abc import Callable
@@ -110,9 +111,11 @@ class EmulatorServer(RequestCore, ArrivalPath):
         self._servers: list[asyncio.base_events.Server] = []
         self._connections: dict[int, tuple[asyncio.Task[None], asyncio.StreamWriter]] = {}
         self._connection_ids = itertools.count(1)
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: asyncio.Handle | None = None
         self._armed_deadline: int | None = None
+        self._armed_due = math.inf  # the loop time the armed timer is due at (after its expiration latency)
         self._arm_pending = False  # _arm_soon scheduled a re-arm for the loop's next turn
+        self._received = 0  # requests taken at arrival whose handling waits for the loop's next turn (arrival.py)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._cleanups: list[Callable[[], None]] = []
         self._idle = IdleConnections(self.config.connections_max_idle_ms)
@@ -181,7 +184,8 @@ class EmulatorServer(RequestCore, ArrivalPath):
         loop = self._loop
         assert loop is not None
         handler = self._client_handler(conn.node, cid=conn.cid)
-        protocol = _TakenOver(ArrivingReader(2**16, loop), handler, loop, bytes(conn.unsent), conn.unread())
+        reader = ArrivingReader(2**16, loop, self._expire_overdue)
+        protocol = _TakenOver(reader, handler, loop, bytes(conn.unsent), conn.unread())
         task = loop.create_task(self._connect_taken(protocol, conn.sock))
         self._adopting.add(task)
         task.add_done_callback(self._adopting.discard)
@@ -201,7 +205,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
         assert loop is not None
 
         def protocol() -> asyncio.StreamReaderProtocol:
-            return asyncio.StreamReaderProtocol(ArrivingReader(2**16, loop), handler, loop=loop)
+            return asyncio.StreamReaderProtocol(ArrivingReader(2**16, loop, self._expire_overdue), handler, loop=loop)
 
         return await loop.create_server(protocol, sock=sock, ssl=security.ssl_context)
 
@@ -220,6 +224,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        self._armed_due = math.inf
         if self._idle_sweep is not None:
             self._idle_sweep.cancel()
             self._idle_sweep = None
@@ -263,8 +268,11 @@ class EmulatorServer(RequestCore, ArrivalPath):
             self._timer = None
         self._armed_deadline = deadline
         if deadline is None:
+            self._armed_due = math.inf
             return  # nothing pending, or a manual clock: timers fire only when a test advances it
-        self._timer = self._loop.call_later(self._world.timer_delay_s(deadline), self._fire_timers)
+        delay = self._world.timer_delay_s(deadline)
+        self._armed_due = self._loop.time() + delay
+        self._timer = self._loop.call_later(delay, self._fire_timers)
 
     def _arm_soon(self) -> None:
         """Re-arm once the loop turns: requests answered at arrival in one loop turn share one re-arm.
@@ -282,7 +290,26 @@ class EmulatorServer(RequestCore, ArrivalPath):
         self._arm_pending = False
         self._arm_timer()
 
+    def _expire_overdue(self) -> None:
+        """Bytes arrived: an armed timer already due fires first, so what arrived after its time comes after it.
+
+        A broker's expiration runs on its own thread at its time; the loop's timer turn comes up to its poll
+        resolution (1 ms) late, and a request read meanwhile would otherwise get in before it (the join race's
+        modelled latency, join_race.py, is then the time the expiration runs at).
+        """
+        if self._armed_due <= self._loop.time():  # type: ignore[union-attr]  # armed only while running
+            if self._timer is not None:
+                self._timer.cancel()
+            self._fire_timers()
+
     def _fire_timers(self) -> None:
+        if self._received and self._loop is not None:
+            # Requests already received go first: a broker queues an expiration behind the requests its network
+            # threads have already handed over (join_race.py). Those taken at arrival are handled by callbacks
+            # queued before this one's turn came; this runs again after them (once: what arrives meanwhile is
+            # read in a later turn and counted after this has run).
+            self._timer = self._loop.call_soon(self._fire_timers)
+            return
         self._timer = None
         try:
             self.world.fire_timers()
