@@ -1,7 +1,7 @@
 """The delay-0 join race as a raw-protocol scenario, run the same way on the emulator and on a real broker.
 
 Three members each get their id (JoinGroup v5 with member id "", answered MEMBER_ID_REQUIRED), then
-rejoin with it: all three rejoins in one burst, or spaced by ``spacing_ms`` (a busy wait between two
+rejoin with it: all three rejoins in one burst, or spaced by ``spacing_ms`` (``time.sleep`` between two
 writes, as ``asyncio.sleep`` cannot wait half a millisecond). With ``group.initial.rebalance.delay.ms=0``
 the first rejoin starts the group's initial rebalance with a zero delay; whether the other rejoins get
 in before that delay's expiration decides how many members generation 1 holds. A run's outcome is that
@@ -68,10 +68,12 @@ async def wait_for_coordinator(host: str, port: int, group_id: str, timeout_s: f
         await conn.close()
 
 
-def _spin(seconds: float) -> None:
-    until = time.perf_counter() + seconds
-    while time.perf_counter() < until:
-        pass
+def _pause(seconds: float) -> None:
+    """Sleep between two writes: ``time.sleep`` (a high-resolution timer, ~50 us late), not ``asyncio.sleep``
+    (the loop's 1 ms resolution), and not a busy wait. A spinning client held the core the kernel woke the
+    server on: a traced emulator read the first rejoin 1-2 ms late, with the next, so the spacing measured the
+    scheduler rather than the coordinator (a many-threaded broker's network thread is less often woken there)."""
+    time.sleep(seconds)
 
 
 async def _answers(conns: Sequence[RawConnection]) -> list[Any]:
@@ -106,7 +108,7 @@ async def run_once(host: str, port: int, group_id: str, spacing_ms: float) -> in
                   for member_id in ids]
         for i, (conn, frame) in enumerate(zip(conns, frames, strict=True)):
             if i and spacing_ms:
-                _spin(spacing_ms / 1000)
+                _pause(spacing_ms / 1000)
             conn.writer.write(frame)  # the transport sends at once when its buffer is empty
         answers = [a for a in await _answers(conns) if a.error_code == 0]
         if not answers:
