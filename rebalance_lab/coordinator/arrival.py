@@ -62,7 +62,8 @@ class ArrivalPath:
         _handlers: dict[int, HandlerSpec]
         _request_observers: list[Callable[[int, int, str], None]]
         _idle: IdleConnections
-        _received: int
+        _taken: int
+        _handled: int
         _loop: asyncio.AbstractEventLoop | None
         _connections: dict[int, tuple[asyncio.Task[None], asyncio.StreamWriter]]
 
@@ -176,12 +177,12 @@ class ArrivalPath:
         assert self._loop is not None
         reader.parked = True
         self._idle.begin(cid)
-        self._received += 1  # a timer due meanwhile waits for it (server._fire_timers)
+        self._taken += 1  # a timer due meanwhile waits for it (server._fire_timers)
         self._loop.call_soon(self._answer_deferred, cid, out, reader, admitted)
 
     def _answer_deferred(self, cid: int, out: Output, reader: ArrivingReader,
                          admitted: tuple[HandlerSpec, RequestContext, Any]) -> None:
-        self._received -= 1
+        self._handled += 1
         if cid not in self._connections:
             return  # closed meanwhile (its task cancelled): as a request the task never took
         try:

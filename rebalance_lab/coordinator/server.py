@@ -115,7 +115,8 @@ class EmulatorServer(RequestCore, ArrivalPath):
         self._armed_deadline: int | None = None
         self._armed_due = math.inf  # the loop time the armed timer is due at (after its expiration latency)
         self._arm_pending = False  # _arm_soon scheduled a re-arm for the loop's next turn
-        self._received = 0  # requests taken at arrival whose handling waits for the loop's next turn (arrival.py)
+        self._taken = 0  # JoinGroup/SyncGroups taken at arrival, handled on the loop's next turn in order (arrival.py)
+        self._handled = 0  # ... of which handled
         self._loop: asyncio.AbstractEventLoop | None = None
         self._cleanups: list[Callable[[], None]] = []
         self._idle = IdleConnections(self.config.connections_max_idle_ms)
@@ -303,13 +304,23 @@ class EmulatorServer(RequestCore, ArrivalPath):
             self._fire_timers()
 
     def _fire_timers(self) -> None:
-        if self._received and self._loop is not None:
+        if self._handled < self._taken and self._loop is not None:
             # Requests already received go first: a broker queues an expiration behind the requests its network
-            # threads have already handed over (join_race.py). Those taken at arrival are handled by callbacks
-            # queued before this one's turn came; this runs again after them (once: what arrives meanwhile is
-            # read in a later turn and counted after this has run).
-            self._timer = self._loop.call_soon(self._fire_timers)
+            # threads have already handed over (join_race.py). Those taken at arrival are handled in order by
+            # callbacks already queued; this runs after the ones taken so far, not after any taken later (a
+            # stream of JoinGroups cannot hold it back), and an arrival meanwhile has nothing more to fire.
+            self._armed_due = math.inf
+            self._timer = self._loop.call_soon(self._fire_after, self._taken)
             return
+        self._fire_now()
+
+    def _fire_after(self, taken: int) -> None:
+        if self._handled < taken and self._loop is not None:
+            self._timer = self._loop.call_soon(self._fire_after, taken)
+            return
+        self._fire_now()
+
+    def _fire_now(self) -> None:
         self._timer = None
         try:
             self.world.fire_timers()

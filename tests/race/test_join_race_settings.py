@@ -277,10 +277,11 @@ async def test_an_expiration_run_by_an_arrival_waits_for_the_requests_received_b
         try:
             fired: list[str] = []
             monkeypatch.setattr(srv.world, "fire_timers", lambda: fired.append("expiration"))
-            srv._received = 1  # a request read, its handling queued for the loop's next turn
+            srv._taken += 1  # a request read, its handling queued for the loop's next turn
             srv._fire_timers()
             assert fired == []
-            asyncio.get_running_loop().call_soon(setattr, srv, "_received", 0)  # ... handled
+            srv._taken += 1  # one read after the expiration's time: it does not hold the expiration back
+            asyncio.get_running_loop().call_soon(setattr, srv, "_handled", srv._handled + 1)  # the first handled
             await asyncio.sleep(0)
             await asyncio.sleep(0)
             assert fired == ["expiration"]
