@@ -31,11 +31,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 
-PACKAGE_DIR = Path(__file__).resolve().parent
+from rebalance_lab import native
+
+PACKAGE_DIR = Path(native.PACKAGE_DIR)
 #: Where the build goes: beside the package (an editable install's work tree), never inside it.
-TARGET = PACKAGE_DIR.parent / ".native"
+TARGET = Path(native.TARGET)
 MANIFEST = "manifest.json"
-ENV = "REBALANCE_LAB_COMPILED"
+ENV = native.ENV
 
 #: The modules compiled: the what-if and the assignor ports it runs, the fold, the model, and the broker-log and
 #: dump-log parsers (issue 20; benchmarks/replay_cpu_split.py). ``assignors.errors`` and ``sources.dump_log_values``
@@ -75,16 +77,23 @@ _state: dict[str, str] = {}
 
 
 def source_hashes(package_dir: Path = PACKAGE_DIR) -> dict[str, str]:
-    """SHA-256 of every ``.py`` file under :data:`HASHED`, by path relative to the package."""
+    """SHA-256 of every ``.py`` file under :data:`HASHED` and of each C extension's source, by path relative to the
+    package."""
     hashes: dict[str, str] = {}
     for tree in HASHED:
         for path in sorted((package_dir / tree).rglob("*.py")):
             hashes[path.relative_to(package_dir).as_posix()] = hashlib.sha256(path.read_bytes()).hexdigest()
+    for source in native.NATIVE.values():  # built together: an edited C extension rebuilds the lot (--if-stale)
+        hashes[source] = hashlib.sha256((package_dir / source).read_bytes()).hexdigest()
     return hashes
 
 
 def _suffix() -> str:
     return importlib.machinery.EXTENSION_SUFFIXES[0]
+
+
+def _target() -> Path:
+    return Path(native.target_dir())
 
 
 def _usable(target: Path) -> tuple[str, dict[str, Path]]:
@@ -105,11 +114,6 @@ def _usable(target: Path) -> tuple[str, dict[str, Path]]:
     if any(name in sys.modules for name in MODULES):
         return "not used (modules already imported as Python)", {}
     return "compiled", files
-
-
-def _target() -> Path:
-    chosen = os.environ.get(ENV, "")
-    return Path(chosen) if chosen not in ("", "0", "1") else TARGET
 
 
 def activate(target: Path | None = None) -> str:
@@ -141,11 +145,16 @@ def build(target: Path | None = None, jobs: int = 2) -> Path:
     scratch = target / "tmp"
     shutil.rmtree(target, ignore_errors=True)
     hashes = source_hashes()  # before compiling: an edit during the build makes it stale, not wrong
+    index = "".join(native.index_line(name, name.replace(".", "/") + _suffix()) for name in native.NATIVE)
     paths = [name.replace(".", "/") + ".py" for name in MODULES]
     cwd = Path.cwd()
     os.chdir(root)  # mypyc names modules by their path from here
     try:
+        from setuptools import Extension
+
         extensions = mypycify(paths, opt_level="3", target_dir=str(scratch / "c"))
+        extensions += [Extension(name, [f"rebalance_lab/{source}"], extra_compile_args=["-O2"])
+                       for name, source in native.NATIVE.items()]  # the C extensions (native.py)
         dist = Distribution({"name": "rebalance_lab_compiled", "ext_modules": extensions, "script_name": "build",
                              "script_args": ["build_ext", "--build-lib", str(target), "--build-temp",
                                              str(scratch / "o"), f"--parallel={jobs}"]})
@@ -160,6 +169,7 @@ def build(target: Path | None = None, jobs: int = 2) -> Path:
         files[".".join((*rel.parts[:-1], rel.name[: -len(_suffix())]))] = rel.as_posix()
     manifest = target / MANIFEST
     manifest.write_text(json.dumps({"suffix": _suffix(), "sources": hashes, "files": files}, indent=1))
+    (target / native.INDEX).write_text(index)  # fingerprints taken before compiling too
     return manifest
 
 

@@ -25,6 +25,7 @@ from rebalance_lab.coordinator.framing import FrameBuffer
 from rebalance_lab.coordinator.handlers import HandlerSpec
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext, Stepped
 from rebalance_lab.coordinator.request_core import ConnectionClosed
+from rebalance_lab.coordinator.sender import LOST, BurstSender
 from rebalance_lab.coordinator.world import BrokerNode, World
 from rebalance_lab.protocol import classic_group_codec, classic_heartbeat_codec, codec, heartbeat_codec
 from rebalance_lab.security.listeners import ConnectionSecurity
@@ -64,6 +65,7 @@ class ArrivalPath:
         _idle: IdleConnections
         _taken: int
         _handled: int
+        _sender: BurstSender | None
         _loop: asyncio.AbstractEventLoop | None
         _connections: dict[int, tuple[asyncio.Task[None], asyncio.StreamWriter]]
 
@@ -232,7 +234,23 @@ class ArrivalPath:
             log.exception("encoding a parked answer failed; closing connection %d", cid)
             self.close_connections(lambda other: other == cid)
             return
+        sender = self._sender
+        if sender is not None and out.fd >= 0 and not out.unsent() and sender.offer(
+                out.fd, response, functools.partial(self._sent, cid, out, reader, response)):
+            return  # sent from the sender's thread (a burst of answers, issue 22): the connection stays parked
         out.write(response)
+        reader.unpark()
+
+    def _sent(self, cid: int, out: Output, reader: ArrivingReader, response: bytes, sent: int) -> None:
+        """The sender's thread sent ``sent`` bytes of a parked answer (or none: -errno): the rest goes through the
+        transport, then the connection carries on as if the loop had written it."""
+        if cid not in self._connections:
+            return  # closed meanwhile
+        if sent == LOST:
+            self.close_connections(lambda other: other == cid)
+            return
+        if sent < len(response):
+            out.write(response[sent:] if sent > 0 else response)  # the transport keeps it, or reports its error
         reader.unpark()
 
 

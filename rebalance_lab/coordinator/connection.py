@@ -46,6 +46,10 @@ class Output:
         self._transport = writer.transport
         self._transport.set_write_buffer_limits(high=WRITE_HIGH_WATER)
         self._turn_started = time.perf_counter()
+        sock = writer.get_extra_info("socket")
+        # The socket's descriptor, for an answer sent from the sender's thread (sender.py); never under TLS, whose
+        # bytes only the transport may write
+        self.fd = sock.fileno() if sock is not None and writer.get_extra_info("ssl_object") is None else -1
 
     def new_turn(self) -> None:
         """The connection got the loop back (after a read): its time slice starts now."""
@@ -71,6 +75,11 @@ class Output:
             self.flush()
         elif not self._transport.is_closing():
             self._transport.write(response)
+
+    def unsent(self) -> bool:
+        """Whether any answer of this connection is not yet handed to its socket (held, scheduled or buffered), or
+        the connection is closing: only a connection with none may be written from another thread (sender.py)."""
+        return bool(self._pending) or self._transport.get_write_buffer_size() > 0 or self._transport.is_closing()
 
     def backlogged(self) -> bool:
         """Whether the peer leaves more than :data:`WRITE_HIGH_WATER` bytes of answers unread."""
@@ -161,10 +170,21 @@ class ArrivingReader(asyncio.StreamReader):
         """The parked request's answer is written (or left to the task as ``handoff``): carry on in order."""
         self.parked = False
         self.handoff = handoff
+        stream: Any = self  # CPython's StreamReader: its buffer, and the read waiting on it
+        if handoff is None and not self._eof_held and stream._buffer and self.answer is not None:
+            # What arrived meanwhile is offered as if it arrived now: the task still waits with nothing half-received
+            # (a follower's SyncGroup read before the sender's thread reported its JoinGroup answer sent, sender.py)
+            data = bytes(stream._buffer)
+            stream._buffer.clear()
+            if stream._paused and stream._transport is not None:
+                stream._paused = False
+                stream._transport.resume_reading()
+            self.idle = True
+            self.feed_data(data)
+            return
         if self._eof_held:
             self._eof_held = False
             super().feed_eof()
-        stream: Any = self  # CPython's StreamReader: its buffer, and the read waiting on it
         if stream._buffer or handoff is not None:
             stream._wakeup_waiter()
         else:

@@ -57,6 +57,7 @@ from rebalance_lab.coordinator.request_core import (
     WorldHook,
 )
 from rebalance_lab.coordinator.request_core import bind as _bind
+from rebalance_lab.coordinator.sender import BurstSender
 from rebalance_lab.coordinator.world import BrokerNode
 from rebalance_lab.protocol import classic_group_codec, codec
 from rebalance_lab.protocol.errors import MalformedRequest
@@ -122,6 +123,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
         self._idle = IdleConnections(self.config.connections_max_idle_ms)
         self._idle_sweep: asyncio.TimerHandle | None = None
         self._codec_pool: ThreadPoolExecutor | None = None  # started by the first big frame
+        self._sender: BurstSender | None = None  # sends parked answers' bursts from a thread (sender.py), when built
         self._collector = CollectorHold()
         self._additional = additional.additional_listeners(self.config)  # more listeners, same brokers
         self._adopted: list[socket.socket] | None = None  # the early shell's listening sockets (taking_over)
@@ -151,6 +153,8 @@ class EmulatorServer(RequestCore, ArrivalPath):
             world.services[additional.ADDRESSES] = additional.addresses(extra, brokers)
         self._arm_timer()
         self._schedule_idle_sweep()
+        if self._sender is None:
+            self._sender = BurstSender.start(self._loop)
         return self
 
     # -- taking over from the early shell of a serve process (coordinator/early.py) -----------
@@ -232,6 +236,10 @@ class EmulatorServer(RequestCore, ArrivalPath):
         if self._codec_pool is not None:
             self._codec_pool.shutdown(wait=False, cancel_futures=True)
             self._codec_pool = None
+        if self._sender is not None:  # after the connections: nothing is offered any more
+            self._sender.close()
+            self._sender.join(1.0)  # its last chunk's sends never block (MSG_DONTWAIT)
+            self._sender = None
         while self._cleanups:
             self._cleanups.pop()()
 

@@ -8,6 +8,8 @@ task's. These tests pipeline requests in one write and check what comes back.
 from __future__ import annotations
 
 import asyncio
+import errno
+import os
 import struct
 from collections.abc import AsyncIterator
 from typing import Any
@@ -17,12 +19,14 @@ import pytest
 from rebalance_lab.config import EmulatorConfig, GroupConfig
 from rebalance_lab.coordinator import arrival
 from rebalance_lab.coordinator import server as server_module
+from rebalance_lab.coordinator.sender import LOST
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.assignment_types import Subscription
 from rebalance_lab.protocol.consumer_protocol import encode_subscription
 from rebalance_lab.protocol.errors import ErrorCode
 from tests.integration.wire import RawConnection
+from tests.support.compiled_build import require_build
 
 JOIN, HEARTBEAT, SYNC = 11, 12, 14
 _PROTOCOL = codec.data_class(codec.request_type(JOIN), "JoinGroupRequestProtocol")
@@ -325,3 +329,59 @@ async def test_a_join_taken_at_arrival_is_handled_after_the_callbacks_already_qu
     assert _correlation(await conn.read_frame()) == 90
     assert order == ["a callback queued when its bytes arrived", "the join handled"]
     await conn.close()
+
+
+async def test_parked_answers_go_through_the_burst_sender_and_their_connections_carry_on_in_order(
+    server: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_build()  # the sender's C extension (coordinator/sender.py); ./dev test builds it
+    sender = server._sender
+    assert sender is not None
+    offered: list[int] = []
+    offer = sender.offer
+    monkeypatch.setattr(sender, "offer", lambda fd, answer, done: offered.append(fd) or offer(fd, answer, done))
+    first, first_id, second, second_id, generation = await _stable_pair(server)
+    offered.clear()
+    await first.send_raw(_join(first_id, 80) + _heartbeat(first_id, generation, 81, version=3))
+    await _until(lambda: len(_parked(server)) == 1)
+    await second.send_raw(_join(second_id, 82))  # completes the join: the first member's parked answer is sent
+    assert [_correlation(await first.read_frame()) for _ in range(2)] == [80, 81]
+    assert _correlation(await second.read_frame()) == 82
+    assert len(offered) == 1  # the parked one; the second's, answered in its own request, by the loop
+    await first.send_raw(_heartbeat(first_id, generation, 83, version=3))
+    assert _correlation(await first.read_frame()) == 83
+    await first.close()
+    await second.close()
+
+
+@pytest.mark.parametrize("outcome", ["part", "none", "lost"])
+async def test_a_parked_answer_the_sender_did_not_finish_is_finished_by_the_transport_or_closes_the_connection(
+    server: EmulatorServer, monkeypatch: pytest.MonkeyPatch, outcome: str
+) -> None:
+    require_build()
+    sender = server._sender
+    assert sender is not None
+
+    def send_and_close(fds: list[int], answers: list[bytes]) -> list[int]:
+        sent = []
+        for fd, answer in zip(fds, answers, strict=True):
+            sent.append(os.write(fd, answer[:5]) if outcome == "part" else -errno.EAGAIN if outcome == "none" else LOST)
+            os.close(fd)
+        return sent
+
+    first, first_id, second, second_id, generation = await _stable_pair(server)
+    monkeypatch.setattr(sender, "_send_and_close", send_and_close)
+    await first.send_raw(_join(first_id, 90))
+    await _until(lambda: len(_parked(server)) == 1)
+    await second.send_raw(_join(second_id, 91))
+    assert _correlation(await second.read_frame()) == 91
+    if outcome == "lost":  # whether it left is unknown: closed, as a broker closes a channel whose send failed
+        assert await first.is_closed_by_peer()
+    else:
+        answer = await first.read_frame()
+        assert (_correlation(answer), _error(answer)) == (90, ErrorCode.NONE)
+        assert codec.decode_response(JOIN, 5, answer).generation_id == generation + 1
+        await first.send_raw(_heartbeat(first_id, generation + 1, 92, version=3))
+        assert _correlation(await first.read_frame()) == 92
+    await first.close()
+    await second.close()

@@ -76,11 +76,18 @@ def test_a_request_that_must_wait_is_handed_to_the_task_even_with_no_bytes_after
     asyncio.run(scenario())
 
 
-def _parking(reader: ArrivingReader, used: int) -> Callable[[bytes], int]:
-    """An answer callback that takes ``used`` bytes as a request whose answer must wait (a parked JoinGroup)."""
+def _parking(reader: ArrivingReader, used: int, answered: list[bytes] | None = None) -> Callable[[bytes], int]:
+    """An answer callback that takes a chunk starting with b"join" as a request whose answer must wait (a parked
+    JoinGroup: ``used`` bytes); one starting with b"hb" as a heartbeat it answers (into ``answered``, when given;
+    else it leaves it, like everything else, to the task)."""
     def answer(data: bytes) -> int:
-        reader.parked = True
-        return used
+        if data.startswith(b"join"):
+            reader.parked = True
+            return used
+        if answered is not None and data.startswith(b"hb"):
+            answered.append(data[:3])
+            return 3
+        return 0
     return answer
 
 
@@ -95,6 +102,26 @@ def test_bytes_behind_a_parked_request_wait_unread_until_it_is_answered() -> Non
         assert not read.done() and not reader.idle  # kept: the task is not woken, nothing is answered at arrival
         reader.unpark()  # the parked request's answer is written
         assert await read == b"hb1hb2"
+
+    asyncio.run(scenario())
+
+
+def test_bytes_kept_behind_a_parked_request_are_offered_to_the_arrival_path_once_it_is_answered() -> None:
+    async def scenario() -> None:
+        answered: list[bytes] = []
+        reader = _reader(lambda data: 0)
+        reader.answer = _parking(reader, 4, answered)
+        read = await _waiting(reader)
+        reader.feed_data(b"join")
+        reader.feed_data(b"hb1")  # arrives while the request waits (its answer is on the sender's thread)
+        assert answered == []
+        reader.unpark()  # answered as if it arrived now: the task is not woken
+        await asyncio.sleep(0)
+        assert answered == [b"hb1"] and reader.idle and not read.done()
+        reader.feed_data(b"join")
+        reader.feed_data(b"hb2xyz")
+        reader.unpark()  # what the arrival path leaves goes to the task, in order
+        assert await read == b"xyz" and answered == [b"hb1", b"hb2"]
 
     asyncio.run(scenario())
 

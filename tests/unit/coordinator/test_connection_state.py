@@ -104,6 +104,9 @@ class _Writer:
     def __init__(self) -> None:
         self.transport = _Transport()
 
+    def get_extra_info(self, name: str) -> None:
+        return None  # no socket: the burst sender never takes its answers
+
 
 def test_an_answer_written_now_leaves_after_the_answers_held_before_it_and_not_on_a_closing_transport() -> None:
     writer, loop = _Writer(), asyncio.new_event_loop()
