@@ -138,6 +138,7 @@ class ArrivingReader(asyncio.StreamReader):
         self.answer: Callable[[bytes], int] | None = None
         self.handoff: Awaitable[Any] | None = None
         self._eof_held = False
+        self._resuming = False  # unpark scheduled _resume for the loop's next turn
 
     def feed_data(self, data: bytes) -> None:  # type: ignore[override]  # the protocol passes bytes
         self.on_arrival()
@@ -168,20 +169,18 @@ class ArrivingReader(asyncio.StreamReader):
 
     def unpark(self, handoff: Awaitable[Any] | None = None) -> None:
         """The parked request's answer is written (or left to the task as ``handoff``): carry on in order."""
+        stream: Any = self  # CPython's StreamReader: its buffer, and the read waiting on it
+        if handoff is None and stream._buffer and self.answer is not None:
+            # What arrived meanwhile is offered as if it arrived now (the task still waits with nothing half-received:
+            # a follower's SyncGroup read before the sender's thread reported its JoinGroup answer sent, sender.py),
+            # on the loop's next turn: this may run inside the callback resolving a group's answers, which must not
+            # take another request meanwhile. Until then it stays parked: what arrives is kept behind.
+            if not self._resuming:
+                self._resuming = True
+                self._loop.call_soon(self._resume)  # type: ignore[attr-defined]  # CPython's StreamReader
+            return
         self.parked = False
         self.handoff = handoff
-        stream: Any = self  # CPython's StreamReader: its buffer, and the read waiting on it
-        if handoff is None and not self._eof_held and stream._buffer and self.answer is not None:
-            # What arrived meanwhile is offered as if it arrived now: the task still waits with nothing half-received
-            # (a follower's SyncGroup read before the sender's thread reported its JoinGroup answer sent, sender.py)
-            data = bytes(stream._buffer)
-            stream._buffer.clear()
-            if stream._paused and stream._transport is not None:
-                stream._paused = False
-                stream._transport.resume_reading()
-            self.idle = True
-            self.feed_data(data)
-            return
         if self._eof_held:
             self._eof_held = False
             super().feed_eof()
@@ -189,6 +188,24 @@ class ArrivingReader(asyncio.StreamReader):
             stream._wakeup_waiter()
         else:
             self.idle = True  # the task still waits with nothing half-received
+
+    def _resume(self) -> None:
+        """The bytes kept while parked, offered to the arrival path in order; then an end of stream held back."""
+        self._resuming = False
+        self.parked = False
+        self.handoff = None
+        stream: Any = self
+        data = bytes(stream._buffer)
+        stream._buffer.clear()
+        if stream._paused and stream._transport is not None:
+            stream._paused = False
+            stream._transport.resume_reading()
+        eof, self._eof_held = self._eof_held, False
+        self.idle = True
+        if data:
+            self.feed_data(data)
+        if eof:
+            self.feed_eof()  # held again if a request of those bytes parked
 
     def _keep(self, data: bytes) -> None:
         """StreamReader.feed_data without waking the read: buffered, and the transport paused past the limit."""

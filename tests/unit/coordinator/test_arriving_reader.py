@@ -84,10 +84,11 @@ def _parking(reader: ArrivingReader, used: int, answered: list[bytes] | None = N
         if data.startswith(b"join"):
             reader.parked = True
             return used
-        if answered is not None and data.startswith(b"hb"):
-            answered.append(data[:3])
-            return 3
-        return 0
+        taken = 0
+        while answered is not None and data.startswith(b"hb", taken):
+            answered.append(data[taken:taken + 3])
+            taken += 3
+        return taken
     return answer
 
 
@@ -115,13 +116,15 @@ def test_bytes_kept_behind_a_parked_request_are_offered_to_the_arrival_path_once
         reader.feed_data(b"join")
         reader.feed_data(b"hb1")  # arrives while the request waits (its answer is on the sender's thread)
         assert answered == []
-        reader.unpark()  # answered as if it arrived now: the task is not woken
+        reader.unpark()  # answered as if it arrived now, on the loop's next turn: the task is not woken
+        assert answered == []  # not inside the callback that unparked it (it may be resolving a group's answers)
+        reader.feed_data(b"hb3")  # arrives meanwhile: kept behind, in order
         await asyncio.sleep(0)
-        assert answered == [b"hb1"] and reader.idle and not read.done()
+        assert answered == [b"hb1", b"hb3"] and reader.idle and not read.done()
         reader.feed_data(b"join")
         reader.feed_data(b"hb2xyz")
         reader.unpark()  # what the arrival path leaves goes to the task, in order
-        assert await read == b"xyz" and answered == [b"hb1", b"hb2"]
+        assert await read == b"xyz" and answered == [b"hb1", b"hb3", b"hb2"]
 
     asyncio.run(scenario())
 
