@@ -89,7 +89,7 @@ def source_hashes(package_dir: Path = PACKAGE_DIR) -> dict[str, str]:
 
 
 def _suffix() -> str:
-    return importlib.machinery.EXTENSION_SUFFIXES[0]
+    return native.suffix()
 
 
 def _target() -> Path:

@@ -25,6 +25,11 @@ INDEX = "native.txt"
 NATIVE = {"rebalance_lab.coordinator._send_many": "coordinator/_send_many.c"}
 
 
+def suffix() -> str:
+    """The file name ending of this interpreter's extension modules."""
+    return importlib.machinery.EXTENSION_SUFFIXES[0]
+
+
 def target_dir() -> str:
     """The build's directory: ``.native/``, or the one ``REBALANCE_LAB_COMPILED`` names."""
     chosen = os.environ.get(ENV, "")
@@ -63,7 +68,7 @@ def native(name: str) -> ModuleType | None:
     except (OSError, KeyError):
         return None
     path = os.path.join(target, built[1])
-    if not path.endswith(importlib.machinery.EXTENSION_SUFFIXES[0]) or not os.path.isfile(path):
+    if not path.endswith(suffix()) or not os.path.isfile(path):
         return None  # built for another interpreter, or removed
     loader = importlib.machinery.ExtensionFileLoader(name, path)
     spec = importlib.machinery.ModuleSpec(name, loader, origin=path)

@@ -34,11 +34,14 @@ from collections.abc import Callable
 
 from rebalance_lab.native import native
 
-__all__ = ["LOST", "BurstSender"]
+__all__ = ["CHUNK", "LOST", "MAX_IN_FLIGHT", "BurstSender"]
 log = logging.getLogger("rebalance_lab.server")
 
 #: Answers handed to the thread at once at most: it starts sending while the loop is still resolving a long burst.
 CHUNK = 256
+#: Answers offered and not yet reported at most, each holding a duplicate descriptor: beyond it the loop writes them
+#: itself, so a burst of 10,000 answers never doubles the process's descriptors (an accept would fail with EMFILE).
+MAX_IN_FLIGHT = 4 * CHUNK
 #: ``done``'s argument when whether the answer left is unknown (the extension failed after sending): the connection
 #: must be closed, as a broker closes a channel whose send failed.
 LOST = -(1 << 30)
@@ -57,6 +60,7 @@ class BurstSender:
         self._fds: list[int] = []
         self._answers: list[bytes] = []
         self._done: list[Callable[[int], None]] = []
+        self._in_flight = 0  # offered, not yet reported (MAX_IN_FLIGHT)
         self._closed = False
         self._thread = threading.Thread(target=self._run, name="rebalance-lab-sender", daemon=True)
         self._thread.start()
@@ -70,15 +74,17 @@ class BurstSender:
     def offer(self, fd: int, answer: bytes, done: Callable[[int], None]) -> bool:
         """Send ``answer`` on the socket ``fd`` from the thread; ``done(sent)`` runs on the loop afterwards.
 
-        False if it cannot (closed, or no descriptor to spare): the caller writes it itself. Called on the loop, for
-        a connection with nothing else unsent that stays parked until ``done`` (the module's docstring).
+        False if it cannot (closed, :data:`MAX_IN_FLIGHT` answers not yet reported, or no descriptor to spare): the
+        caller writes it itself. Called on the loop, for a connection with nothing else unsent that stays parked until
+        ``done`` (the module's docstring).
         """
-        if self._closed:
+        if self._closed or self._in_flight >= MAX_IN_FLIGHT:
             return False
         try:
             dup = os.dup(fd)
         except OSError:  # EMFILE: the loop's own write needs none
             return False
+        self._in_flight += 1
         if not self._fds:
             self._loop.call_soon(self._dispatch)  # the rest of this burst goes after the loop's current callback
         self._fds.append(dup)
@@ -121,8 +127,8 @@ class BurstSender:
             except RuntimeError:  # the loop is closed: nobody is waiting for these connections any more
                 return
 
-    @staticmethod
-    def _report(done: list[Callable[[int], None]], sent: list[int]) -> None:
+    def _report(self, done: list[Callable[[int], None]], sent: list[int]) -> None:
+        self._in_flight -= len(done)  # their descriptors are closed
         for callback, count in zip(done, sent, strict=True):
             try:
                 callback(count)

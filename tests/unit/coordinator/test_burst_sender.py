@@ -12,6 +12,7 @@ import errno
 import os
 import socket
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import pytest
 
 from rebalance_lab import native
 from rebalance_lab.coordinator import sender as sender_module
-from rebalance_lab.coordinator.sender import CHUNK, BurstSender
+from rebalance_lab.coordinator.sender import CHUNK, MAX_IN_FLIGHT, BurstSender
 from tests.support.compiled_build import require_build
 
 NAME = "rebalance_lab.coordinator._send_many"
@@ -160,6 +161,37 @@ def test_the_extension_checks_everything_before_it_sends_and_closes_nothing_on_a
     with pytest.raises(OSError):
         os.fstat(dup)  # closed by the call
     assert peer.recv(10) == b"now"
+
+
+async def test_answers_not_yet_reported_are_bounded_so_a_burst_never_doubles_the_descriptors(
+        send_and_close: sender_module.SendAndClose, pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+    release = threading.Event()
+
+    def held(fds: list[int], answers: list[bytes]) -> list[int]:
+        release.wait(10)  # the thread still sending
+        return send_and_close(fds, answers)
+
+    sender = BurstSender(asyncio.get_running_loop(), held)
+    try:
+        made = [_pair(pairs) for _ in range(MAX_IN_FLIGHT)]  # one answer each: no socket buffer fills
+        reported: list[int] = []
+        before = _open_fds()
+        assert all(sender.offer(ours.fileno(), b"x", reported.append) for ours, _ in made)
+        ours = made[0][0]
+        assert not sender.offer(ours.fileno(), b"x", reported.append)  # the loop writes this one itself
+        assert _open_fds() == before + MAX_IN_FLIGHT
+        release.set()
+        for _ in range(500):
+            await asyncio.sleep(0.01)
+            if len(reported) == MAX_IN_FLIGHT:
+                break
+        assert reported == [1] * MAX_IN_FLIGHT and _open_fds() == before
+        assert sender.offer(ours.fileno(), b"y", reported.append)  # reported: room again
+        assert [_read_all(other, 1) for _, other in made] == [b"x"] * MAX_IN_FLIGHT
+    finally:
+        release.set()
+        sender.close()
+        sender.join(5)
 
 
 async def test_after_close_nothing_more_is_taken_and_the_thread_ends(
