@@ -1,106 +1,339 @@
-/* Send a burst of answers, each on its own socket, without holding the GIL (issue 22; coordinator/sender.py).
+/* A network thread for the event loop: answers sent on their sockets without the GIL (issue 22; coordinator/sender.py).
  *
- * send_and_close(fds, answers) -> list of int
+ * Worker(wake_fd) starts one POSIX thread that never runs Python and never takes the GIL, as Kafka's network threads
+ * send beside its request handlers. On the loop's thread (holding the GIL):
  *
- * fds: file descriptors the caller gave up (dups of connections' sockets); answers: bytes, one per fd. Each answer
- * is sent once with MSG_DONTWAIT | MSG_NOSIGNAL (never blocks, never raises SIGPIPE), then its fd is closed. The
- * result holds, per answer, the bytes sent (possibly fewer than its length) or -errno. Everything is checked before
- * the first send: on a TypeError or ValueError nothing is sent and no fd is closed.
+ *   submit(fd, answer, token) -> bool   duplicate ``fd`` (close-on-exec) and keep ``answer`` (bytes, referenced, not
+ *                                       copied) under ``token``; False, and nothing kept, if no descriptor is left
+ *   flush()                             hand what was submitted to the thread, which sends it in that order
+ *   take() -> list of (token, sent)     what the thread has finished: the bytes each send took (possibly fewer than
+ *                                       the answer's length) or -errno; each duplicate is closed by then
+ *   close()                             send what was handed over, then end the thread (joined without the GIL)
  *
- * The sends run with the GIL released, so the interpreter's other thread (the event loop) runs Python meanwhile:
- * a loopback send does the receiver's TCP work too, ~10 us per answer, which Kafka's network threads do beside its
- * request handlers. Built by `python -m rebalance_lab.compiled build` (rebalance_lab/compiled.py: NATIVE).
+ * Each answer is sent once with MSG_DONTWAIT | MSG_NOSIGNAL (never blocks, never raises SIGPIPE), then its duplicate
+ * is closed: a connection the loop closes meanwhile never has its descriptor number reused under the send. After a
+ * batch, the thread writes one byte to ``wake_fd`` (a non-blocking pipe the loop reads) unless it did so since the
+ * last take(): the loop wakes once per batch, not per answer. The answers stay referenced until take() (the thread
+ * only reads their immutable buffers); their references are dropped there, on the loop, with the GIL.
+ *
+ * Built with the compiled modules by `python -m rebalance_lab.compiled build` (rebalance_lab/compiled.py, native.py).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
 
-static PyObject *send_and_close(PyObject *self, PyObject *args) {
-    PyObject *fds, *answers;
-    if (!PyArg_ParseTuple(args, "O!O!:send_and_close", &PyList_Type, &fds, &PyList_Type, &answers)) {
+typedef struct {
+    int fd;                 /* the duplicate, closed by the thread after the send */
+    PyObject *answer;       /* bytes, a reference kept until take() */
+    long long token;
+    Py_ssize_t sent;        /* bytes sent, or -errno */
+} Item;
+
+typedef struct {
+    Item *items;
+    Py_ssize_t count, capacity;
+} Items;
+
+typedef struct {
+    PyObject_HEAD
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t ready;
+    Items pending;          /* submitted, not yet flushed: the loop's only (no lock) */
+    Items handed;           /* flushed, for the thread (lock) */
+    Items finished;         /* sent, for take() (lock) */
+    int wake_fd;
+    int woken;              /* a byte written to wake_fd since the last take() (lock) */
+    int closing;            /* close(): the thread ends once ``handed`` is empty (lock) */
+    int started, joined;
+} Worker;
+
+static int items_reserve(Items *list, Py_ssize_t more) {
+    if (list->count + more <= list->capacity) {
+        return 0;
+    }
+    Py_ssize_t capacity = list->capacity ? list->capacity : 64;
+    while (capacity < list->count + more) {
+        capacity *= 2;
+    }
+    Item *grown = PyMem_RawRealloc(list->items, (size_t)capacity * sizeof(Item));
+    if (grown == NULL) {
+        return -1;
+    }
+    list->items = grown;
+    list->capacity = capacity;
+    return 0;
+}
+
+/* Move every item of ``from`` to the end of ``to``; -1 (nothing moved) if ``to`` cannot grow. */
+static int items_move(Items *to, Items *from) {
+    if (from->count == 0) {
+        return 0;
+    }
+    if (to->count == 0 && to->capacity <= from->capacity) { /* swap the buffers: no copy */
+        Items swapped = *to;
+        *to = *from;
+        from->items = swapped.items;
+        from->capacity = swapped.capacity;
+        from->count = 0;
+        return 0;
+    }
+    if (items_reserve(to, from->count) < 0) {
+        return -1;
+    }
+    memcpy(to->items + to->count, from->items, (size_t)from->count * sizeof(Item));
+    to->count += from->count;
+    from->count = 0;
+    return 0;
+}
+
+static void *worker_main(void *arg) {
+    Worker *self = arg;
+    Items batch = {NULL, 0, 0};
+    pthread_mutex_lock(&self->lock);
+    for (;;) {
+        while (self->handed.count == 0 && !self->closing) {
+            pthread_cond_wait(&self->ready, &self->lock);
+        }
+        if (self->handed.count == 0) { /* closing, and nothing left */
+            break;
+        }
+        Items swapped = batch; /* take the whole hand-over; ``batch`` is empty here */
+        batch = self->handed;
+        self->handed = swapped;
+        pthread_mutex_unlock(&self->lock);
+        for (Py_ssize_t i = 0; i < batch.count; i++) {
+            Item *item = &batch.items[i];
+            ssize_t r;
+            do {
+                r = send(item->fd, PyBytes_AS_STRING(item->answer), (size_t)PyBytes_GET_SIZE(item->answer),
+                         MSG_DONTWAIT | MSG_NOSIGNAL);
+            } while (r < 0 && errno == EINTR);
+            item->sent = r < 0 ? -(Py_ssize_t)errno : (Py_ssize_t)r;
+            close(item->fd);
+        }
+        pthread_mutex_lock(&self->lock);
+        while (items_move(&self->finished, &batch) < 0) { /* no memory: retry after the loop takes some */
+            pthread_mutex_unlock(&self->lock);
+            usleep(1000);
+            pthread_mutex_lock(&self->lock);
+        }
+        if (!self->woken) {
+            self->woken = 1;
+            ssize_t w;
+            do {
+                w = write(self->wake_fd, "w", 1); /* a full pipe already wakes the loop */
+            } while (w < 0 && errno == EINTR);
+        }
+    }
+    pthread_mutex_unlock(&self->lock);
+    PyMem_RawFree(batch.items);
+    return NULL;
+}
+
+static int Worker_init(Worker *self, PyObject *args, PyObject *kwds) {
+    static char *keywords[] = {"wake_fd", NULL};
+    int wake_fd;
+    if (self->started) {
+        PyErr_SetString(PyExc_RuntimeError, "Worker: already started");
+        return -1;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "i:Worker", keywords, &wake_fd)) {
+        return -1;
+    }
+    if (wake_fd < 0) {
+        PyErr_SetString(PyExc_ValueError, "Worker: wake_fd must be a descriptor");
+        return -1;
+    }
+    self->wake_fd = wake_fd;
+    if (pthread_mutex_init(&self->lock, NULL) != 0 || pthread_cond_init(&self->ready, NULL) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "Worker: cannot make its lock");
+        return -1;
+    }
+    int error = pthread_create(&self->thread, NULL, worker_main, self);
+    if (error != 0) {
+        errno = error;
+        PyErr_SetFromErrno(PyExc_OSError);
+        return -1;
+    }
+    self->started = 1;
+    return 0;
+}
+
+static PyObject *Worker_submit(Worker *self, PyObject *args) {
+    int fd;
+    PyObject *answer;
+    long long token;
+    if (!PyArg_ParseTuple(args, "iO!L:submit", &fd, &PyBytes_Type, &answer, &token)) {
         return NULL;
     }
-    Py_ssize_t n = PyList_GET_SIZE(fds);
-    if (PyList_GET_SIZE(answers) != n) {
-        PyErr_SetString(PyExc_ValueError, "send_and_close: as many answers as fds");
+    if (!self->started || self->closing) {
+        PyErr_SetString(PyExc_ValueError, "submit: the worker is closed");
         return NULL;
     }
-    Py_ssize_t slots = n > 0 ? n : 1;
-    int *fd = PyMem_New(int, slots);
-    const char **data = PyMem_New(const char *, slots);
-    Py_ssize_t *size = PyMem_New(Py_ssize_t, slots);
-    Py_ssize_t *sent = PyMem_New(Py_ssize_t, slots);
-    PyObject *owned = PyList_GetSlice(answers, 0, n); /* the answers stay alive while the GIL is released */
-    PyObject *result = NULL;
-    if (fd == NULL || data == NULL || size == NULL || sent == NULL || owned == NULL) {
-        if (owned != NULL) {
-            PyErr_NoMemory();
-        }
-        goto done;
+    if (items_reserve(&self->pending, 1) < 0) {
+        return PyErr_NoMemory();
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        long value = PyLong_AsLong(PyList_GET_ITEM(fds, i));
-        if (value == -1 && PyErr_Occurred()) {
-            goto done;
+    int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    if (dup < 0) {
+        if (errno == EBADF) {
+            return PyErr_SetFromErrno(PyExc_OSError);
         }
-        if (value < 0 || value > INT_MAX) {
-            PyErr_Format(PyExc_ValueError, "send_and_close: fd %ld out of range", value);
-            goto done;
-        }
-        PyObject *answer = PyList_GET_ITEM(owned, i);
-        if (!PyBytes_Check(answer)) {
-            PyErr_Format(PyExc_TypeError, "send_and_close: answers must be bytes, not %.100s", Py_TYPE(answer)->tp_name);
-            goto done;
-        }
-        fd[i] = (int)value;
-        data[i] = PyBytes_AS_STRING(answer);
-        size[i] = PyBytes_GET_SIZE(answer);
+        Py_RETURN_FALSE; /* EMFILE and the like: the caller writes it itself */
     }
-    Py_BEGIN_ALLOW_THREADS
-    for (Py_ssize_t i = 0; i < n; i++) {
-        ssize_t r;
-        do {
-            r = send(fd[i], data[i], (size_t)size[i], MSG_DONTWAIT | MSG_NOSIGNAL);
-        } while (r < 0 && errno == EINTR);
-        sent[i] = r < 0 ? -(Py_ssize_t)errno : (Py_ssize_t)r;
-        close(fd[i]);
+    Py_INCREF(answer);
+    self->pending.items[self->pending.count++] = (Item){dup, answer, token, 0};
+    Py_RETURN_TRUE;
+}
+
+static PyObject *Worker_flush(Worker *self, PyObject *unused) {
+    if (self->pending.count == 0) {
+        Py_RETURN_NONE;
     }
-    Py_END_ALLOW_THREADS
-    result = PyList_New(n);
-    if (result == NULL) {
-        goto done;
+    int moved;
+    pthread_mutex_lock(&self->lock);
+    moved = items_move(&self->handed, &self->pending);
+    if (moved == 0) {
+        pthread_cond_signal(&self->ready);
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *count = PyLong_FromSsize_t(sent[i]);
-        if (count == NULL) {
+    pthread_mutex_unlock(&self->lock);
+    if (moved < 0) {
+        return PyErr_NoMemory();
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *Worker_take(Worker *self, PyObject *unused) {
+    Items done = {NULL, 0, 0};
+    pthread_mutex_lock(&self->lock);
+    done = self->finished;
+    self->finished = (Items){NULL, 0, 0};
+    self->woken = 0;
+    pthread_mutex_unlock(&self->lock);
+    PyObject *result = PyList_New(done.count);
+    for (Py_ssize_t i = 0; result != NULL && i < done.count; i++) {
+        PyObject *pair = Py_BuildValue("(Ln)", done.items[i].token, done.items[i].sent);
+        if (pair == NULL) {
             Py_CLEAR(result);
-            goto done;
+            break;
         }
-        PyList_SET_ITEM(result, i, count);
+        PyList_SET_ITEM(result, i, pair);
     }
-done:
-    Py_XDECREF(owned);
-    PyMem_Free(fd);
-    PyMem_Free(data);
-    PyMem_Free(size);
-    PyMem_Free(sent);
+    if (result == NULL) { /* keep them for the next take() */
+        pthread_mutex_lock(&self->lock);
+        int kept = items_move(&done, &self->finished) == 0;
+        if (kept) {
+            Items swapped = self->finished;
+            self->finished = done;
+            done = swapped;
+        }
+        pthread_mutex_unlock(&self->lock);
+        if (kept) {
+            PyMem_RawFree(done.items);
+            return NULL;
+        }
+    }
+    for (Py_ssize_t i = 0; i < done.count; i++) {
+        Py_DECREF(done.items[i].answer);
+    }
+    PyMem_RawFree(done.items);
     return result;
 }
 
-static PyMethodDef methods[] = {
-    {"send_and_close", send_and_close, METH_VARARGS,
-     "send_and_close(fds, answers): send each answer once on its fd without the GIL, close the fd; bytes sent or "
-     "-errno each"},
+static void worker_join(Worker *self) {
+    if (!self->started || self->joined) {
+        return;
+    }
+    pthread_mutex_lock(&self->lock);
+    self->closing = 1;
+    pthread_cond_signal(&self->ready);
+    pthread_mutex_unlock(&self->lock);
+    Py_BEGIN_ALLOW_THREADS
+    pthread_join(self->thread, NULL);
+    Py_END_ALLOW_THREADS
+    self->joined = 1;
+}
+
+static PyObject *Worker_close(Worker *self, PyObject *unused) {
+    if (self->started && !self->joined) {
+        PyObject *flushed = Worker_flush(self, NULL);
+        if (flushed == NULL) {
+            return NULL;
+        }
+        Py_DECREF(flushed);
+        worker_join(self);
+    }
+    Py_RETURN_NONE;
+}
+
+static void items_drop(Items *list, int close_fds) {
+    for (Py_ssize_t i = 0; i < list->count; i++) {
+        if (close_fds) {
+            close(list->items[i].fd);
+        }
+        Py_DECREF(list->items[i].answer);
+    }
+    PyMem_RawFree(list->items);
+    *list = (Items){NULL, 0, 0};
+}
+
+static void Worker_dealloc(Worker *self) {
+    if (self->started) {
+        worker_join(self); /* what was handed over is sent first */
+        pthread_mutex_destroy(&self->lock);
+        pthread_cond_destroy(&self->ready);
+    }
+    items_drop(&self->pending, 1);
+    items_drop(&self->handed, 1);
+    items_drop(&self->finished, 0);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef worker_methods[] = {
+    {"submit", (PyCFunction)Worker_submit, METH_VARARGS,
+     "submit(fd, answer, token) -> bool: keep answer for a duplicate of fd; False if no descriptor is left"},
+    {"flush", (PyCFunction)Worker_flush, METH_NOARGS, "flush(): hand what was submitted to the thread"},
+    {"take", (PyCFunction)Worker_take, METH_NOARGS, "take() -> [(token, sent)]: the answers the thread finished"},
+    {"close", (PyCFunction)Worker_close, METH_NOARGS, "close(): send what was handed over, then end the thread"},
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "_send_many", "Sends a burst of answers without the GIL (coordinator/sender.py).", -1,
-    methods,
+static PyTypeObject WorkerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "rebalance_lab.coordinator._send_many.Worker",
+    .tp_doc = "Worker(wake_fd): one thread that sends answers without the GIL (coordinator/sender.py)",
+    .tp_basicsize = sizeof(Worker),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Worker_init,
+    .tp_dealloc = (destructor)Worker_dealloc,
+    .tp_methods = worker_methods,
 };
 
-PyMODINIT_FUNC PyInit__send_many(void) { return PyModule_Create(&module); }
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_send_many", "A thread that sends answers without the GIL (coordinator/sender.py).", -1,
+    NULL,
+};
+
+PyMODINIT_FUNC PyInit__send_many(void) {
+    if (PyType_Ready(&WorkerType) < 0) {
+        return NULL;
+    }
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) {
+        return NULL;
+    }
+    Py_INCREF(&WorkerType);
+    if (PyModule_AddObject(m, "Worker", (PyObject *)&WorkerType) < 0) {
+        Py_DECREF(&WorkerType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

@@ -25,7 +25,7 @@ from rebalance_lab.coordinator.framing import FrameBuffer
 from rebalance_lab.coordinator.handlers import HandlerSpec
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext, Stepped
 from rebalance_lab.coordinator.request_core import ConnectionClosed
-from rebalance_lab.coordinator.sender import LOST, BurstSender
+from rebalance_lab.coordinator.sender import BurstSender
 from rebalance_lab.coordinator.world import BrokerNode, World
 from rebalance_lab.protocol import classic_group_codec, classic_heartbeat_codec, codec, heartbeat_codec
 from rebalance_lab.security.listeners import ConnectionSecurity
@@ -246,9 +246,6 @@ class ArrivalPath:
         transport, then the connection carries on as if the loop had written it."""
         if cid not in self._connections:
             return  # closed meanwhile
-        if sent == LOST:
-            self.close_connections(lambda other: other == cid)
-            return
         if sent < len(response):
             out.write(response[sent:] if sent > 0 else response)  # the transport keeps it, or reports its error
         reader.unpark()

@@ -1,11 +1,12 @@
-"""Answers resolved in a burst, sent from a second thread (issue 22): Kafka's network threads, for the asyncio shell.
+"""Answers resolved in a burst, sent from a network thread (issue 22): Kafka's network threads, for the asyncio shell.
 
 When a group's JoinGroup or SyncGroup phase completes, one callback resolves every parked answer (arrival.py
 ``_write_parked``): 10,000 answers at 10,000 members. Each send on loopback does the receiving side's TCP work too,
 ~10 us, which in Kafka runs on its network threads beside the request handlers; on the loop it was the largest single
-cost of a big rebalance (benchmarks/coordinator_scale.py). :class:`BurstSender` takes such answers from the loop and
-sends them from one thread in a C extension that releases the GIL for the whole chunk (``_send_many.c``, built with the
-compiled modules), so the loop goes on reading and answering meanwhile.
+cost of a big rebalance (benchmarks/coordinator_scale.py). :class:`BurstSender` hands such answers to a thread of the
+C extension ``_send_many.c`` (built with the compiled modules) that never runs Python and never takes the GIL, so the
+loop goes on resolving, reading and answering meanwhile, and the thread never waits for the busy loop's GIL (a
+Python thread would: it gets the GIL from a busy thread only at the 5 ms switch interval, twice per chunk).
 
 Order and lifetime, which a socket written from two threads would otherwise lose:
 
@@ -15,8 +16,11 @@ Order and lifetime, which a socket written from two threads would otherwise lose
 * the thread sends on a duplicate of the connection's descriptor, made on the loop when offered and closed by the
   thread after the send, so a connection the loop closes meanwhile never has its descriptor number reused under the
   send;
+* those duplicates are bounded by the descriptors the process has to spare (:func:`descriptors_to_spare`: the soft
+  ``RLIMIT_NOFILE`` less the connections and a reserve), so a burst never makes an accept fail with EMFILE;
 * ``done(sent)`` gets the bytes sent, or a negative errno (then none were): the loop writes what is left through the
-  transport, which keeps it while the peer is slow and reports an error as it would any.
+  transport, which keeps it while the peer is slow and reports an error as it would any. The thread wakes the loop
+  through a pipe once per batch, not per answer.
 
 Without the extension (no build, ``REBALANCE_LAB_COMPILED=0``) :meth:`BurstSender.start` gives None and the loop
 sends every answer itself, as before.
@@ -25,112 +29,130 @@ sends every answer itself, as before.
 from __future__ import annotations
 
 import asyncio
-import errno
+import itertools
 import logging
 import os
-import queue
-import threading
 from collections.abc import Callable
+from typing import Protocol
 
 from rebalance_lab.native import native
 
-__all__ = ["CHUNK", "LOST", "MAX_IN_FLIGHT", "BurstSender"]
+__all__ = ["CHUNK", "RESERVE", "BurstSender", "Worker", "descriptors_to_spare"]
 log = logging.getLogger("rebalance_lab.server")
 
 #: Answers handed to the thread at once at most: it starts sending while the loop is still resolving a long burst.
-CHUNK = 256
-#: Answers offered and not yet reported at most, each holding a duplicate descriptor: beyond it the loop writes them
-#: itself, so a burst of 10,000 answers never doubles the process's descriptors (an accept would fail with EMFILE).
-MAX_IN_FLIGHT = 4 * CHUNK
-#: ``done``'s argument when whether the answer left is unknown (the extension failed after sending): the connection
-#: must be closed, as a broker closes a channel whose send failed.
-LOST = -(1 << 30)
+CHUNK = 64
+#: Descriptors never taken by answers in flight, at most: what an accept, a listener or a file open needs meanwhile.
+RESERVE = 1024
+#: How soon the loop asks again for what the thread finished when it had no memory to take it.
+_RETRY_S = 0.01
 
-SendAndClose = Callable[[list[int], list[bytes]], list[int]]
-_Chunk = tuple[list[int], list[bytes], list[Callable[[int], None]]]
+Spare = Callable[[], int]
+
+
+class Worker(Protocol):
+    """The extension's ``Worker(wake_fd)`` (``_send_many.c`` says what each does)."""
+
+    def submit(self, fd: int, answer: bytes, token: int) -> bool: ...
+    def flush(self) -> None: ...
+    def take(self) -> list[tuple[int, int]]: ...
+    def close(self) -> None: ...
 
 
 class BurstSender:
-    """One thread that sends the answers the loop offers, in chunks, and reports each back on the loop."""
+    """The loop's side of the network thread: offers answers in chunks, and runs each ``done`` when it is sent."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, send_and_close: SendAndClose) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, make_worker: Callable[[int], Worker], spare: Spare) -> None:
         self._loop = loop
-        self._send_and_close = send_and_close
-        self._queue: queue.SimpleQueue[_Chunk | None] = queue.SimpleQueue()
-        self._fds: list[int] = []
-        self._answers: list[bytes] = []
-        self._done: list[Callable[[int], None]] = []
-        self._in_flight = 0  # offered, not yet reported (MAX_IN_FLIGHT)
+        self._spare = spare  # descriptors answers in flight may hold in all (descriptors_to_spare)
+        self._wake, wake_w = os.pipe()  # the thread writes a byte when a batch is finished
+        os.set_blocking(self._wake, False)
+        os.set_blocking(wake_w, False)
+        self._wake_w = wake_w
+        try:
+            self._worker = make_worker(wake_w)
+        except BaseException:
+            os.close(self._wake)
+            os.close(wake_w)
+            raise
+        self._done: dict[int, Callable[[int], None]] = {}  # offered, not yet reported: each holds a duplicate
+        self._tokens = itertools.count()
+        self._submitted = 0  # offered, not yet handed to the thread
         self._closed = False
-        self._thread = threading.Thread(target=self._run, name="rebalance-lab-sender", daemon=True)
-        self._thread.start()
+        loop.add_reader(self._wake, self._report)
 
     @classmethod
-    def start(cls, loop: asyncio.AbstractEventLoop) -> BurstSender | None:
+    def start(cls, loop: asyncio.AbstractEventLoop, spare: Spare) -> BurstSender | None:
         """A sender on ``loop``, or None when the C extension is not built (the loop then sends)."""
         module = native("rebalance_lab.coordinator._send_many")
-        return None if module is None else cls(loop, module.send_and_close)
+        return None if module is None else cls(loop, module.Worker, spare)
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._done)
 
     def offer(self, fd: int, answer: bytes, done: Callable[[int], None]) -> bool:
         """Send ``answer`` on the socket ``fd`` from the thread; ``done(sent)`` runs on the loop afterwards.
 
-        False if it cannot (closed, :data:`MAX_IN_FLIGHT` answers not yet reported, or no descriptor to spare): the
-        caller writes it itself. Called on the loop, for a connection with nothing else unsent that stays parked until
-        ``done`` (the module's docstring).
+        False if it cannot (closed, as many answers not yet reported as the process has descriptors to spare, or
+        none left at all): the caller writes it itself. Called on the loop, for a connection with nothing else
+        unsent that stays parked until ``done`` (the module's docstring).
         """
-        if self._closed or self._in_flight >= MAX_IN_FLIGHT:
+        if self._closed or len(self._done) >= self._spare():
             return False
-        try:
-            dup = os.dup(fd)
-        except OSError:  # EMFILE: the loop's own write needs none
-            return False
-        self._in_flight += 1
-        if not self._fds:
-            self._loop.call_soon(self._dispatch)  # the rest of this burst goes after the loop's current callback
-        self._fds.append(dup)
-        self._answers.append(answer)
-        self._done.append(done)
-        if len(self._fds) >= CHUNK:
-            self._dispatch()
+        token = next(self._tokens)
+        if not self._worker.submit(fd, answer, token):
+            return False  # EMFILE: the loop's own write needs no descriptor
+        self._done[token] = done
+        if not self._submitted:
+            self._loop.call_soon(self._flush)  # the rest of this burst goes after the loop's current callback
+        self._submitted += 1
+        if self._submitted >= CHUNK:
+            self._flush()
         return True
 
     def close(self) -> None:
-        """Send what was offered, take no more; the thread ends after the last chunk (``done`` may still run)."""
-        if not self._closed:
-            self._dispatch()
-            self._closed = True
-            self._queue.put(None)
+        """Send what was offered, end the thread, and report every answer (``done`` runs for each)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._submitted = 0
+        self._worker.close()  # hands over what was offered and joins the thread: its sends never block
+        self._loop.remove_reader(self._wake)
+        self._report()
+        os.close(self._wake)
+        os.close(self._wake_w)
 
-    def join(self, timeout: float | None = None) -> None:
-        self._thread.join(timeout)
+    def _flush(self) -> None:
+        if self._submitted:
+            self._submitted = 0
+            self._worker.flush()
 
-    def _dispatch(self) -> None:
-        if self._fds:
-            self._queue.put((self._fds, self._answers, self._done))
-            self._fds, self._answers, self._done = [], [], []
-
-    def _run(self) -> None:
-        while (chunk := self._queue.get()) is not None:
-            fds, answers, done = chunk
+    def _report(self) -> None:
+        try:
+            while os.read(self._wake, 4096):  # first: a batch finished after take() writes its byte again
+                pass
+        except BlockingIOError:
+            pass
+        try:
+            finished = self._worker.take()
+        except MemoryError:  # the thread keeps them: ask again
+            log.exception("taking the sent answers failed; asking again")
+            self._loop.call_later(_RETRY_S, self._report)
+            return
+        done = self._done
+        for token, sent in finished:
             try:
-                sent = self._send_and_close(fds, answers)
-            except (TypeError, ValueError):  # a bug: checked before any send, so nothing left and no fd closed
-                log.exception("sending a burst of answers failed; the loop writes them")
-                for fd in fds:
-                    os.close(fd)
-                sent = [-errno.EINVAL] * len(fds)
-            except Exception:  # after the sends (no memory for the result): whether each answer left is unknown
-                log.exception("sending a burst of answers failed; closing their connections")
-                sent = [LOST] * len(fds)
-            try:
-                self._loop.call_soon_threadsafe(self._report, done, sent)
-            except RuntimeError:  # the loop is closed: nobody is waiting for these connections any more
-                return
-
-    def _report(self, done: list[Callable[[int], None]], sent: list[int]) -> None:
-        self._in_flight -= len(done)  # their descriptors are closed
-        for callback, count in zip(done, sent, strict=True):
-            try:
-                callback(count)
+                done.pop(token)(sent)
             except Exception:  # one connection's bookkeeping must not keep the others parked
                 log.exception("finishing a sent answer failed")
+
+
+def descriptors_to_spare(limit: int, connections: int) -> int:
+    """How many duplicate descriptors answers in flight may hold, with ``connections`` open under a soft ``limit``.
+
+    Each connection holds one; :data:`RESERVE` (at most a quarter of the limit) stays free for what else the
+    process opens meanwhile. A burst of 10,000 answers then goes to the thread whole under a limit of 20,000, and
+    partly, or not at all, under a limit of 1,024: it never takes the descriptor an accept needs.
+    """
+    return limit - min(RESERVE, limit // 4) - connections

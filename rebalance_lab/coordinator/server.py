@@ -26,6 +26,7 @@ import inspect
 import itertools
 import logging
 import math
+import resource
 import socket
 import time
 from collections.abc import Callable
@@ -57,7 +58,7 @@ from rebalance_lab.coordinator.request_core import (
     WorldHook,
 )
 from rebalance_lab.coordinator.request_core import bind as _bind
-from rebalance_lab.coordinator.sender import BurstSender
+from rebalance_lab.coordinator.sender import BurstSender, descriptors_to_spare
 from rebalance_lab.coordinator.world import BrokerNode
 from rebalance_lab.protocol import classic_group_codec, codec
 from rebalance_lab.protocol.errors import MalformedRequest
@@ -124,6 +125,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
         self._idle_sweep: asyncio.TimerHandle | None = None
         self._codec_pool: ThreadPoolExecutor | None = None  # started by the first big frame
         self._sender: BurstSender | None = None  # sends parked answers' bursts from a thread (sender.py), when built
+        self._nofile = 0  # the soft RLIMIT_NOFILE, read at start (the sender's bound)
         self._collector = CollectorHold()
         self._additional = additional.additional_listeners(self.config)  # more listeners, same brokers
         self._adopted: list[socket.socket] | None = None  # the early shell's listening sockets (taking_over)
@@ -154,7 +156,8 @@ class EmulatorServer(RequestCore, ArrivalPath):
         self._arm_timer()
         self._schedule_idle_sweep()
         if self._sender is None:
-            self._sender = BurstSender.start(self._loop)
+            self._nofile = _soft_descriptor_limit()
+            self._sender = BurstSender.start(self._loop, self._descriptors_to_spare)
         return self
 
     # -- taking over from the early shell of a serve process (coordinator/early.py) -----------
@@ -237,8 +240,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
             self._codec_pool.shutdown(wait=False, cancel_futures=True)
             self._codec_pool = None
         if self._sender is not None:  # after the connections: nothing is offered any more
-            self._sender.close()
-            self._sender.join(1.0)  # its last chunk's sends never block (MSG_DONTWAIT)
+            self._sender.close()  # joins its thread: its last sends never block (MSG_DONTWAIT)
             self._sender = None
         while self._cleanups:
             self._cleanups.pop()()
@@ -254,6 +256,10 @@ class EmulatorServer(RequestCore, ArrivalPath):
         await self.stop()
 
     # -- broker control (fault injection builds on these) ---------------------------
+
+    def _descriptors_to_spare(self) -> int:
+        """For the burst sender's duplicates: the soft descriptor limit (read at start) less the connections."""
+        return descriptors_to_spare(self._nofile, len(self._connections))
 
     def close_connections(self, predicate: Callable[[int], bool] = lambda _cid: True) -> int:
         closed = 0
@@ -585,3 +591,9 @@ class _TakenOver(asyncio.StreamReaderProtocol):
             transport.write(self._unsent)  # type: ignore[attr-defined]  # a socket transport
         if self._unread:
             self.data_received(self._unread)
+
+
+def _soft_descriptor_limit() -> int:
+    """The process's soft limit on open descriptors (a large number when unlimited)."""
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if soft != resource.RLIM_INFINITY else 1 << 30

@@ -19,7 +19,7 @@ import pytest
 from rebalance_lab.config import EmulatorConfig, GroupConfig
 from rebalance_lab.coordinator import arrival
 from rebalance_lab.coordinator import server as server_module
-from rebalance_lab.coordinator.sender import LOST
+from rebalance_lab.coordinator.sender import descriptors_to_spare
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.assignment_types import Subscription
@@ -354,34 +354,74 @@ async def test_parked_answers_go_through_the_burst_sender_and_their_connections_
     await second.close()
 
 
-@pytest.mark.parametrize("outcome", ["part", "none", "lost"])
-async def test_a_parked_answer_the_sender_did_not_finish_is_finished_by_the_transport_or_closes_the_connection(
+class _Partial:
+    """A network thread whose sends leave part of each answer (``part``) or none of it (``none``: EAGAIN)."""
+
+    def __init__(self, outcome: str, wake_fd: int) -> None:
+        self.outcome, self.wake_fd = outcome, wake_fd
+        self.items: list[tuple[int, bytes, int]] = []
+        self.finished: list[tuple[int, int]] = []
+
+    def submit(self, fd: int, answer: bytes, token: int) -> bool:
+        self.items.append((os.dup(fd), answer, token))
+        return True
+
+    def flush(self) -> None:
+        for fd, answer, token in self.items:
+            self.finished.append((token, os.write(fd, answer[:5]) if self.outcome == "part" else -errno.EAGAIN))
+            os.close(fd)
+        self.items.clear()
+        os.write(self.wake_fd, b"w")
+
+    def take(self) -> list[tuple[int, int]]:
+        finished, self.finished = self.finished, []
+        return finished
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("outcome", ["part", "none"])
+async def test_a_parked_answer_the_sender_did_not_finish_is_finished_by_the_transport(
     server: EmulatorServer, monkeypatch: pytest.MonkeyPatch, outcome: str
 ) -> None:
     require_build()
     sender = server._sender
     assert sender is not None
-
-    def send_and_close(fds: list[int], answers: list[bytes]) -> list[int]:
-        sent = []
-        for fd, answer in zip(fds, answers, strict=True):
-            sent.append(os.write(fd, answer[:5]) if outcome == "part" else -errno.EAGAIN if outcome == "none" else LOST)
-            os.close(fd)
-        return sent
-
     first, first_id, second, second_id, generation = await _stable_pair(server)
-    monkeypatch.setattr(sender, "_send_and_close", send_and_close)
+    monkeypatch.setattr(sender, "_worker", _Partial(outcome, sender._wake_w))
     await first.send_raw(_join(first_id, 90))
     await _until(lambda: len(_parked(server)) == 1)
     await second.send_raw(_join(second_id, 91))
     assert _correlation(await second.read_frame()) == 91
-    if outcome == "lost":  # whether it left is unknown: closed, as a broker closes a channel whose send failed
-        assert await first.is_closed_by_peer()
-    else:
-        answer = await first.read_frame()
-        assert (_correlation(answer), _error(answer)) == (90, ErrorCode.NONE)
-        assert codec.decode_response(JOIN, 5, answer).generation_id == generation + 1
-        await first.send_raw(_heartbeat(first_id, generation + 1, 92, version=3))
-        assert _correlation(await first.read_frame()) == 92
+    answer = await first.read_frame()
+    assert (_correlation(answer), _error(answer)) == (90, ErrorCode.NONE)
+    assert codec.decode_response(JOIN, 5, answer).generation_id == generation + 1
+    await first.send_raw(_heartbeat(first_id, generation + 1, 92, version=3))
+    assert _correlation(await first.read_frame()) == 92
+    await first.close()
+    await second.close()
+
+
+async def test_the_burst_sender_takes_no_descriptor_the_process_cannot_spare(
+    server: EmulatorServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    require_build()
+    sender = server._sender
+    assert sender is not None
+    taken: list[bool] = []
+    offer = sender.offer
+    monkeypatch.setattr(sender, "offer", lambda fd, answer, done: taken.append(offer(fd, answer, done)) or taken[-1])
+    first, first_id, second, second_id, _generation = await _stable_pair(server)
+    taken.clear()
+    connections = len(server._connections)
+    assert server._descriptors_to_spare() == descriptors_to_spare(server._nofile, connections)
+    monkeypatch.setattr(server, "_nofile", connections)  # a soft limit the connections already fill
+    await first.send_raw(_join(first_id, 95))
+    await _until(lambda: len(_parked(server)) == 1)
+    await second.send_raw(_join(second_id, 96))
+    assert _correlation(await first.read_frame()) == 95  # written by the loop itself
+    assert _correlation(await second.read_frame()) == 96
+    assert taken == [False] and sender.in_flight == 0
     await first.close()
     await second.close()

@@ -1,4 +1,4 @@
-"""The burst sender (coordinator/sender.py, _send_many.c): parked answers sent from a second thread (issue 22).
+"""The burst sender (coordinator/sender.py, _send_many.c): parked answers sent from a network thread (issue 22).
 
 It needs the C extension of the compiled build (./dev test builds it; without one these fail in CI and skip
 elsewhere, as the other compiled-build tests do). What the shell does with it is in
@@ -11,27 +11,49 @@ import asyncio
 import errno
 import os
 import socket
+import subprocess
 import sys
-import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from rebalance_lab import native
-from rebalance_lab.coordinator import sender as sender_module
-from rebalance_lab.coordinator.sender import CHUNK, MAX_IN_FLIGHT, BurstSender
+from rebalance_lab.coordinator.sender import CHUNK, RESERVE, BurstSender, Worker, descriptors_to_spare
 from tests.support.compiled_build import require_build
 
 NAME = "rebalance_lab.coordinator._send_many"
 
 
 @pytest.fixture
-def send_and_close() -> sender_module.SendAndClose:
+def worker() -> Callable[[int], Worker]:
     require_build()
     module = native.native(NAME)
     assert module is not None, "the build has no fresh _send_many (python -m rebalance_lab.compiled build)"
-    return module.send_and_close  # type: ignore[no-any-return]
+    return module.Worker  # type: ignore[no-any-return]
+
+
+class _Held:
+    """The extension's worker, its hand-overs held until ``release``: the thread still sending."""
+
+    def __init__(self, make: Callable[[int], Worker], wake_fd: int) -> None:
+        self.real = make(wake_fd)
+        self.held = 0
+
+    def submit(self, fd: int, answer: bytes, token: int) -> bool:
+        return self.real.submit(fd, answer, token)
+
+    def flush(self) -> None:
+        self.held += 1
+
+    def release(self) -> None:
+        self.real.flush()
+
+    def take(self) -> list[tuple[int, int]]:
+        return self.real.take()
+
+    def close(self) -> None:
+        self.real.close()
 
 
 @pytest.fixture
@@ -48,6 +70,10 @@ def _pair(pairs: list[tuple[socket.socket, socket.socket]]) -> tuple[socket.sock
     ours.setblocking(False)
     pairs.append((ours, peer))
     return ours, peer
+
+
+def _plenty() -> int:
+    return 1 << 20
 
 
 def _open_fds() -> int:
@@ -83,9 +109,9 @@ async def _offer_all(sender: BurstSender, offers: list[tuple[int, bytes]]) -> li
 
 
 async def test_a_burst_bigger_than_a_chunk_reaches_every_peer_and_each_answer_is_reported_on_the_loop(
-        send_and_close: sender_module.SendAndClose, pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+        worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
     loop = asyncio.get_running_loop()
-    sender = BurstSender(loop, send_and_close)
+    sender = BurstSender(loop, worker, _plenty)
     try:
         made = [_pair(pairs) for _ in range(CHUNK * 2 + 7)]
         answers = [f"answer {i}".encode() * (1 + i % 5) for i in range(len(made))]
@@ -97,13 +123,12 @@ async def test_a_burst_bigger_than_a_chunk_reaches_every_peer_and_each_answer_is
         assert _open_fds() == before  # every duplicate descriptor closed by the thread
     finally:
         sender.close()
-        sender.join(5)
 
 
 async def test_a_connection_closed_before_its_answer_leaves_gets_it_on_its_own_socket_not_on_a_reused_number(
-        send_and_close: sender_module.SendAndClose, pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+        worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
     loop = asyncio.get_running_loop()
-    sender = BurstSender(loop, send_and_close)
+    sender = BurstSender(loop, worker, _plenty)
     try:
         ours, peer = _pair(pairs)
         fd = ours.fileno()
@@ -123,13 +148,12 @@ async def test_a_connection_closed_before_its_answer_leaves_gets_it_on_its_own_s
             reused_peer.recv(100)
     finally:
         sender.close()
-        sender.join(5)
 
 
 async def test_a_send_that_does_not_fit_reports_how_much_left_and_a_gone_peer_an_errno(
-        send_and_close: sender_module.SendAndClose, pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+        worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
     loop = asyncio.get_running_loop()
-    sender = BurstSender(loop, send_and_close)
+    sender = BurstSender(loop, worker, _plenty)
     try:
         slow, slow_peer = _pair(pairs)
         slow.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
@@ -142,72 +166,120 @@ async def test_a_send_that_does_not_fit_reports_how_much_left_and_a_gone_peer_an
         assert failed == -errno.EPIPE
     finally:
         sender.close()
-        sender.join(5)
 
 
-def test_the_extension_checks_everything_before_it_sends_and_closes_nothing_on_a_bad_argument(
-        send_and_close: sender_module.SendAndClose, pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+def test_the_worker_takes_only_bytes_and_a_descriptor_and_keeps_nothing_of_a_bad_submit(
+        worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
     ours, peer = _pair(pairs)
-    dup = os.dup(ours.fileno())
-    with pytest.raises(TypeError, match="bytes"):
-        send_and_close([dup, dup], [b"fine", "not bytes"])  # type: ignore[list-item]
-    with pytest.raises(ValueError, match="as many"):
-        send_and_close([dup], [])
-    os.fstat(dup)  # still open
-    peer.setblocking(False)
-    with pytest.raises(BlockingIOError):
-        peer.recv(10)  # nothing sent
-    assert send_and_close([dup], [b"now"]) == [3]
-    with pytest.raises(OSError):
-        os.fstat(dup)  # closed by the call
-    assert peer.recv(10) == b"now"
-
-
-async def test_answers_not_yet_reported_are_bounded_so_a_burst_never_doubles_the_descriptors(
-        send_and_close: sender_module.SendAndClose, pairs: list[tuple[socket.socket, socket.socket]]) -> None:
-    release = threading.Event()
-
-    def held(fds: list[int], answers: list[bytes]) -> list[int]:
-        release.wait(10)  # the thread still sending
-        return send_and_close(fds, answers)
-
-    sender = BurstSender(asyncio.get_running_loop(), held)
+    wake, wake_w = os.pipe()
+    real = worker(wake_w)
     try:
-        made = [_pair(pairs) for _ in range(MAX_IN_FLIGHT)]  # one answer each: no socket buffer fills
+        before = _open_fds()
+        with pytest.raises(TypeError):
+            real.submit(ours.fileno(), "not bytes", 1)  # type: ignore[arg-type]
+        with pytest.raises(OSError):
+            real.submit(9_999, b"no such descriptor", 2)
+        assert _open_fds() == before  # no duplicate kept
+        assert real.submit(ours.fileno(), b"now", 3)
+        real.flush()
+        assert _read_all(peer, 3) == b"now"
+        assert os.read(wake, 10) == b"w"  # one byte per batch: the loop wakes
+        assert real.take() == [(3, 3)]
+        assert _open_fds() == before
+    finally:
+        real.close()
+        os.close(wake)
+        os.close(wake_w)
+
+
+def test_with_no_descriptor_left_the_worker_declines_and_the_loop_writes_the_answer() -> None:
+    require_build()
+    code = """
+import os, resource, socket
+from rebalance_lab import native
+module = native.native("rebalance_lab.coordinator._send_many")
+ours, peer = socket.socketpair()
+wake, wake_w = os.pipe()
+real = module.Worker(wake_w)
+fds = sorted(int(fd) for fd in os.listdir("/proc/self/fd"))
+resource.setrlimit(resource.RLIMIT_NOFILE, (fds[-1] + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
+held = []
+try:
+    while True:
+        held.append(os.dup(0))
+except OSError:
+    pass
+print(real.submit(ours.fileno(), b"x", 1), real.take())
+real.close()
+"""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["False", "[]"]
+
+
+async def test_answers_not_yet_reported_hold_no_more_descriptors_than_the_process_has_to_spare(
+        worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+    held: list[_Held] = []
+
+    def make(wake_fd: int) -> _Held:
+        held.append(_Held(worker, wake_fd))
+        return held[0]
+
+    spare = [40]
+    sender = BurstSender(asyncio.get_running_loop(), make, lambda: spare[0])
+    try:
+        made = [_pair(pairs) for _ in range(40)]  # one answer each: no socket buffer fills
         reported: list[int] = []
         before = _open_fds()
         assert all(sender.offer(ours.fileno(), b"x", reported.append) for ours, _ in made)
         ours = made[0][0]
         assert not sender.offer(ours.fileno(), b"x", reported.append)  # the loop writes this one itself
-        assert _open_fds() == before + MAX_IN_FLIGHT
-        release.set()
+        assert _open_fds() == before + 40 and sender.in_flight == 40
+        spare[0] = 41  # asked at every offer: a connection closed meanwhile gives one back
+        assert sender.offer(ours.fileno(), b"y", reported.append)
+        spare[0] = 10  # connections accepted meanwhile: none until the reports bring it under
+        assert not sender.offer(ours.fileno(), b"z", reported.append)
+        await asyncio.sleep(0)  # the flush after this callback: held
+        assert held[0].held == 1 and not reported
+        held[0].release()
         for _ in range(500):
             await asyncio.sleep(0.01)
-            if len(reported) == MAX_IN_FLIGHT:
+            if len(reported) == 41:
                 break
-        assert reported == [1] * MAX_IN_FLIGHT and _open_fds() == before
-        assert sender.offer(ours.fileno(), b"y", reported.append)  # reported: room again
-        assert [_read_all(other, 1) for _, other in made] == [b"x"] * MAX_IN_FLIGHT
+        assert reported == [1] * 41 and _open_fds() == before and sender.in_flight == 0
+        assert sender.offer(ours.fileno(), b"z", reported.append)  # reported: room again
+        await asyncio.sleep(0)
+        held[0].release()
+        assert [_read_all(other, 1) for _, other in made[1:]] == [b"x"] * 39
+        assert _read_all(made[0][1], 3) == b"xyz"
     finally:
-        release.set()
         sender.close()
-        sender.join(5)
 
 
-async def test_after_close_nothing_more_is_taken_and_the_thread_ends(
-        send_and_close: sender_module.SendAndClose, pairs: list[tuple[socket.socket, socket.socket]]) -> None:
-    sender = BurstSender(asyncio.get_running_loop(), send_and_close)
-    ours, _peer = _pair(pairs)
-    sender.close()
-    assert not sender.offer(ours.fileno(), b"late", lambda sent: None)
-    sender.join(5)
-    assert not sender._thread.is_alive()
+def test_the_descriptors_to_spare_leave_a_reserve_and_one_per_connection() -> None:
+    assert descriptors_to_spare(20_000, 10_000) == 20_000 - RESERVE - 10_000  # a 10k burst goes to the thread
+    assert descriptors_to_spare(1_024, 100) == 1_024 - 256 - 100  # a small limit keeps a quarter of it
+    assert descriptors_to_spare(1_024, 900) < 0  # none: the loop writes every answer itself
+
+
+async def test_close_sends_what_was_offered_reports_it_and_takes_nothing_more(
+        worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+    sender = BurstSender(asyncio.get_running_loop(), worker, _plenty)
+    ours, peer = _pair(pairs)
+    reported: list[int] = []
+    before = _open_fds()
+    assert sender.offer(ours.fileno(), b"last", reported.append)
+    sender.close()  # before the loop's next turn: not yet handed over
+    assert reported == [4] and _read_all(peer, 4) == b"last"
+    assert not sender.offer(ours.fileno(), b"late", reported.append)
+    assert _open_fds() == before - 2  # its duplicate and its wake pipe closed
 
 
 async def test_without_the_extension_there_is_no_sender_and_the_loop_sends(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(native.ENV, "0")
     assert native.native("rebalance_lab.coordinator._not_loaded_here") is None
-    assert BurstSender.start(asyncio.get_running_loop()) is None
+    assert BurstSender.start(asyncio.get_running_loop(), _plenty) is None
 
 
 def test_a_build_from_another_source_is_not_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
