@@ -50,6 +50,7 @@ typedef struct {
     Items finished;         /* sent, for take() (lock) */
     int wake_fd;
     int woken;              /* a byte written to wake_fd since the last take() (lock) */
+    int waiting;            /* the thread waits for a hand-over (lock) */
     int closing;            /* close(): the thread ends once ``handed`` is empty (lock) */
     int started, joined;
 } Worker;
@@ -99,7 +100,9 @@ static void *worker_main(void *arg) {
     pthread_mutex_lock(&self->lock);
     for (;;) {
         while (self->handed.count == 0 && !self->closing) {
+            self->waiting = 1; /* flush() signals only then: no futex call while the thread is busy */
             pthread_cond_wait(&self->ready, &self->lock);
+            self->waiting = 0;
         }
         if (self->handed.count == 0) { /* closing, and nothing left */
             break;
@@ -126,10 +129,12 @@ static void *worker_main(void *arg) {
         }
         if (!self->woken) {
             self->woken = 1;
+            pthread_mutex_unlock(&self->lock);
             ssize_t w;
             do {
                 w = write(self->wake_fd, "w", 1); /* a full pipe already wakes the loop */
             } while (w < 0 && errno == EINTR);
+            pthread_mutex_lock(&self->lock);
         }
     }
     pthread_mutex_unlock(&self->lock);
@@ -199,7 +204,7 @@ static PyObject *Worker_flush(Worker *self, PyObject *unused) {
     int moved;
     pthread_mutex_lock(&self->lock);
     moved = items_move(&self->handed, &self->pending);
-    if (moved == 0) {
+    if (moved == 0 && self->waiting) {
         pthread_cond_signal(&self->ready);
     }
     pthread_mutex_unlock(&self->lock);

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import inspect
 import itertools
 import logging
@@ -412,7 +413,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
         idle = self._idle
         try:
             if isinstance(reader, ArrivingReader):
-                reader.answer = lambda data: self._answer_arriving(cid, node, host, out, frames, reader, data)
+                reader.answer = functools.partial(self._answer_arriving, cid, node, host, out, frames, reader)
             while True:
                 payload = frames.next_frame()
                 if payload is None:  # read only when no complete request is left (bounded buffering)

@@ -109,9 +109,6 @@ async def test_a_heartbeat_arriving_behind_a_parked_join_is_answered_after_it(se
 async def test_heartbeats_beyond_a_turns_time_slice_are_left_to_the_connections_task(
     server: EmulatorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    conn = await _connect(server)
-    member_id, generation = await _member(conn)
-    monkeypatch.setattr(arrival, "TURN_S", 0.0)  # a turn ends after the first answer
     used: list[tuple[int, int]] = []
     answer = server._answer_arriving
 
@@ -120,7 +117,11 @@ async def test_heartbeats_beyond_a_turns_time_slice_are_left_to_the_connections_
         used.append((n, len(args[-1])))
         return n
 
-    monkeypatch.setattr(server, "_answer_arriving", spy)
+    monkeypatch.setattr(server, "_answer_arriving", spy)  # before the connection: bound as it is made
+    conn = await _connect(server)
+    member_id, generation = await _member(conn)
+    monkeypatch.setattr(arrival, "TURN_S", 0.0)  # a turn ends after the first answer
+    used.clear()
     frames = [_heartbeat(member_id, generation, 20 + i, version=i) for i in range(5)]
     await conn.send_raw(b"".join(frames))
     answers = [await conn.read_frame() for _ in frames]
