@@ -50,7 +50,7 @@ MODULES = tuple(f"rebalance_lab.clients.assignors.{name}" for name in (
     "sticky", "sticky_constrained", "sticky_general", "sticky_kernel", "sticky_racks", "sticky_user_data", "types",
 )) + tuple(f"rebalance_lab.replay.{name}" for name in (
     "static", "userdata", "whatif", "moves", "episodes", "counts", "model", "summary", "timeline", "membership",
-    "generation", "epochs", "sources.broker_log", "sources._broker_builders", "sources._broker_lines",
+    "generation", "epochs", "member_rows", "sources.broker_log", "sources._broker_builders", "sources._broker_lines",
     "sources._log4j", "sources.dump_log",
 ))
 

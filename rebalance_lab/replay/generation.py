@@ -80,7 +80,7 @@ class Generation:
     group_kind: str | None = None
     n_members: int | None = None
     n_static: int | None = None
-    member_rows: list[Event] | None = None  # the MEMBER structs of the group_generations row
+    member_rows: list[Any] | None = None  # the MEMBER structs of the group_generations row (dicts or tuples)
     members: list[Member] | None = None  # None: membership unknown
     members_from: str | None = None  # "snapshot" | "client" | "events"
     fallback: list[Member] | None = None  # the membership member events had built at join/sync time

@@ -17,8 +17,6 @@ KIP-848 members' joins and departures go on to :class:`~rebalance_lab.replay.epo
 
 from __future__ import annotations
 
-from typing import Any
-
 from rebalance_lab.replay.epochs import EpochFold
 from rebalance_lab.replay.generation import Event, Generation, Member, Timeline, merged
 
@@ -97,10 +95,10 @@ class MembershipFold:
             self.current.setdefault(member_id, member)
         self.pending.clear()
 
-    def _snapshot_replacements(self, g: Generation, rows: list[dict[str, Any]], e: Event) -> None:
+    def _snapshot_replacements(self, g: Generation, members: list[Member], e: Event) -> None:
         """A later record of the same generation naming a static member under a new member id: a static member's
         restart that the coordinator handled without a rebalance (KIP-345; 3.x and 4.x store the group again)."""
-        latest = {r["group_instance_id"]: r["member_id"] for r in rows if r.get("group_instance_id") is not None}
+        latest = {m.group_instance_id: m.member_id for m in members if m.group_instance_id is not None}
         before = self.static_ids.get(g.generation)
         self.static_ids[g.generation] = latest
         for instance, member_id in latest.items():

@@ -39,6 +39,7 @@ from rebalance_lab.replay import events as ev
 from rebalance_lab.replay import tables
 from rebalance_lab.replay.diagnostics import ParseReport
 from rebalance_lab.replay.gcpolicy import batch_gc
+from rebalance_lab.replay.member_rows import Compactor, tuple_members
 from rebalance_lab.replay.parts import PARTS_SCHEMA, Part, PartWriter, parts_batch, parts_of
 from rebalance_lab.replay.timeline import sort_key
 
@@ -107,7 +108,9 @@ def parse_files(batches: Iterable[pa.RecordBatch], settings: ParseSettings, on_r
                            batch.column("name").to_pylist(), strict=True)
                 for file_idx, path, name in rows:
                     report = ParseReport()
-                    for event in _events_of(path, name, settings, report):
+                    compactor = Compactor()  # members as tuples for Arrow and the shuffle (member_rows)
+                    for parsed in _events_of(path, name, settings, report):
+                        event = compactor.event(parsed)
                         pending.append(event)
                         key = _key(event)
                         if key is not None:
@@ -294,6 +297,8 @@ def _empty_like(rows: Sequence[dict[str, Any]]) -> Rows:
 def _to_arrow(name: str, rows: Sequence[dict[str, Any]]) -> pa.Table:
     if name == ERROR_TABLE:
         return pa.Table.from_pylist(rows, schema=ERROR_SCHEMA)
+    if name == "group_generations":  # snapshots' members arrive as tuples, the fold's own as dicts: one form
+        rows = tuple_members(rows)
     return tables.to_arrow(name, rows)
 
 

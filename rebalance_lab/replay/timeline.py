@@ -43,6 +43,7 @@ from rebalance_lab.replay.generation import (  # re-exported: the model's steps 
     merged,
     tps,
 )
+from rebalance_lab.replay.member_rows import MemberRow, member_tuple
 from rebalance_lab.replay.membership import MembershipFold, is_departure, replaced_id
 
 __all__ = ["COOPERATIVE_PROTOCOLS", "TP", "Assignment", "Event", "Generation", "Member", "Owners", "PartitionTimes",
@@ -112,8 +113,11 @@ class PartitionLists:
         return found[1] if found is not None else None
 
 
-def member_of(row: dict[str, Any], lists: PartitionLists | None = None) -> Member:
-    """A snapshot's (or a leader's client log) MEMBER struct; ``lists`` shares the conversions of one fold."""
+def member_of(row: MemberRow, lists: PartitionLists | None = None) -> Member:
+    """A snapshot's (or a leader's client log) MEMBER struct, a dict or a tuple (:mod:`.member_rows`); ``lists``
+    shares the conversions of one fold."""
+    if isinstance(row, tuple):
+        return member_tuple(row)
     get = row.get
     topics = get("topics")
     assignment = get("assignment")
@@ -268,15 +272,16 @@ class _Fold(MembershipFold):
             g.t_snapshot = e["ts"]
         g.has_snapshot = True
         rows = e.get("members")
-        if rows:
-            self._snapshot_replacements(g, rows, e)
-        if rows is not None and _richer(g, rows):
-            g.members = [member_of(r, self.lists) for r in rows]
+        members = [member_of(r, self.lists) for r in rows] if rows is not None else None
+        if members:
+            self._snapshot_replacements(g, members, e)
+        if members is not None and _richer(g, members):
+            g.members = members
             g.member_rows, g.members_from = rows, "snapshot"
-            g.n_members = len(rows)
-            g.n_static = sum(1 for r in rows if r.get("group_instance_id") is not None)
+            g.n_members = len(members)
+            g.n_static = sum(1 for m in members if m.group_instance_id is not None)
             directory = self.t.directory
-            for m in g.members:
+            for m in members:
                 if m.member_id not in directory:
                     self._learn(m)
         if not rows and g.members is None:
@@ -357,12 +362,12 @@ def _fill(g: Generation, e: Event) -> None:
         g.protocol_type = e.get("protocol_type")
 
 
-def _richer(g: Generation, rows: list[dict[str, Any]]) -> bool:
-    """A snapshot replaces what is known unless an earlier snapshot already had the assignments."""
+def _richer(g: Generation, members: list[Member]) -> bool:
+    """A snapshot (its ``members``) replaces what is known unless an earlier snapshot already had the assignments."""
     if g.members is None or g.members_from != "snapshot":
         return True
     had = all(m.assignment is not None for m in g.members)
-    has = all(r.get("assignment") is not None for r in rows)
+    has = all(m.assignment is not None for m in members)
     return has and not had
 
 

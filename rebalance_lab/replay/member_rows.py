@@ -1,0 +1,115 @@
+"""MEMBER rows as tuples: the Spark tasks' compact form of a snapshot's members (issue 20).
+
+A ``GENERATION_SNAPSHOT`` lists every member with its subscription and assignment: a dict per member
+and one per topic-partition, most of the objects a parse task ships through the shuffle. Arrow converts
+each of them twice (the ``events`` table in the parse task, ``group_generations`` in the replay task),
+reading every struct field by name, pickle writes and reads them once, and the fold converts every
+assignment to tuples. As tuples in the struct's field order (:data:`FIELDS`), with each partition list
+a tuple of :data:`~.generation.TP`, Arrow reads them by position, unpickling makes fewer and smaller
+objects, and the fold takes a member's assignment as it is. Converting costs the parse task about what
+its Arrow conversion saves; the replay task gains (callgrind, compiled, 1e5 events: the replay of 100
+groups 2,938 -> 2,720 M instructions, the parse of every fifth file 3,609 -> 3,674 M).
+
+The parse task (:func:`rebalance_lab.replay.tasks.parse_files`) converts its events with a
+:class:`Compactor`; the fold reads either form (:func:`.timeline.member_of`); the replay task turns the few dict
+rows the fold writes itself (:func:`~.generation.member_row`) into tuples before Arrow, which takes one
+form per column (:func:`tuple_members`). The single-process runner keeps the dicts: its rows are read
+by the report, which reads members by name. Nothing changes a row in place, so equal lists converted
+once are shared, as the parser shares them (pickle then stores each once per group).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, cast
+
+from rebalance_lab.replay import column_types as ct
+from rebalance_lab.replay.generation import TP, Event, Member
+
+#: The MEMBER struct's fields: a tuple row holds their values in this order (:meth:`Compactor.row` and
+#: :func:`member_tuple` spell it out).
+FIELDS: tuple[str, ...] = tuple(name for name, _ in ct.MEMBER.fields)
+if FIELDS != ("member_id", "group_instance_id", "client_id", "client_host", "rack_id", "session_timeout_ms",
+              "rebalance_timeout_ms", "topics", "owned", "generation", "assignment"):
+    raise ImportError(f"MEMBER's fields changed ({FIELDS}): update member_rows")
+
+MemberTuple = tuple[Any, ...]
+_Shared = tuple[object, ...]  # a TP, as one tuple object
+#: A MEMBER row in either form: a dict keyed by :data:`FIELDS` (absent keys null) or a :data:`MemberTuple`.
+MemberRow = dict[str, Any] | MemberTuple
+
+
+class Compactor:
+    """Converts member rows to tuples, each recorded list (and topic-partition) once: the parser shares one
+    object among equal values, so converting by identity keeps that sharing. Each entry keeps its original
+    alive, so an id is never reused while the compactor exists (one per input file: that is what the parser
+    shares within)."""
+
+    __slots__ = ("_lists", "_topics", "_tps")
+
+    def __init__(self) -> None:
+        self._topics: dict[int, tuple[Sequence[str], tuple[str, ...]]] = {}
+        self._lists: dict[int, tuple[Sequence[dict[str, Any]], tuple[TP, ...]]] = {}
+        # A shared topic-partition is held as a plain tuple object: typed TP, mypyc would keep it unboxed and make
+        # a new tuple at every return, which is what the sharing avoids.
+        self._tps: dict[int, tuple[dict[str, Any], _Shared]] = {}
+
+    def event(self, event: Event) -> Event:
+        """``event`` with its ``members`` as tuples (the same event if it lists none)."""
+        rows = event.get("members")
+        if not rows:
+            return event
+        compact = dict(event)
+        compact["members"] = [self.row(r) if r.__class__ is dict else r for r in rows]
+        return compact
+
+    def row(self, row: dict[str, Any]) -> MemberTuple:
+        return (row.get("member_id"), row.get("group_instance_id"), row.get("client_id"), row.get("client_host"),
+                row.get("rack_id"), row.get("session_timeout_ms"), row.get("rebalance_timeout_ms"),
+                self.topics(row.get("topics")), self.partitions(row.get("owned")), row.get("generation"),
+                self.partitions(row.get("assignment")))
+
+    def topics(self, values: Sequence[str] | None) -> tuple[str, ...] | None:
+        if values is None:
+            return None
+        found = self._topics.get(id(values))
+        if found is None:
+            found = self._topics[id(values)] = (values, tuple(values))
+        return found[1]
+
+    def partitions(self, values: Sequence[dict[str, Any]] | None) -> tuple[TP, ...] | None:
+        if values is None:
+            return None
+        found = self._lists.get(id(values))
+        if found is None:
+            found = self._lists[id(values)] = (values, cast(tuple[TP, ...], tuple([self.tp(v) for v in values])))
+        return found[1]
+
+    def tp(self, value: dict[str, Any]) -> _Shared:
+        """The (topic, partition) of a tp dict (an absent key is a null, as Arrow reads the dict)."""
+        found = self._tps.get(id(value))
+        if found is not None:
+            return found[1]
+        tp: _Shared = (value.get("topic"), value.get("partition"))  # boxed once, here (see _tps)
+        self._tps[id(value)] = (value, tp)
+        return tp
+
+
+def member_tuple(row: MemberTuple) -> Member:
+    """The :class:`~.generation.Member` of a tuple row (:func:`.timeline.member_of` reads both forms)."""
+    member_id, instance, client_id, host, rack, session, _rebalance, topics, owned, generation, assignment = row
+    return Member(member_id, instance, client_id, host, rack, session, topics, None, generation, assignment,
+                  instance if instance is not None else member_id, owned)
+
+
+def tuple_members(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``group_generations`` rows with every member row a tuple: Arrow's converter takes the form of a struct
+    column's first value for all of them. Rows whose members are tuples already are kept as they are."""
+    compactor = Compactor()
+    out: list[dict[str, Any]] = []
+    for row in rows:
+        members = row.get("members")
+        if members and any(m.__class__ is dict for m in members):
+            row = {**row, "members": [compactor.row(m) if m.__class__ is dict else m for m in members]}
+        out.append(row)
+    return out
