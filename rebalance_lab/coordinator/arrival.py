@@ -198,9 +198,7 @@ class ArrivalPath:
             return
         self._idle.end(cid)
         if isinstance(answer, bytes):
-            out.hold(answer)
-            out.flush()
-            reader.unpark()
+            self._send(cid, out, reader, answer)
         else:
             reader.unpark(answer)  # an awaitable the task takes before anything after it (or None: no answer)
         self._arm_timer()  # as the task path before its next read: the timers this request set, armed at once
@@ -234,10 +232,15 @@ class ArrivalPath:
             log.exception("encoding a parked answer failed; closing connection %d", cid)
             self.close_connections(lambda other: other == cid)
             return
+        self._send(cid, out, reader, response)
+
+    def _send(self, cid: int, out: Output, reader: ArrivingReader, response: bytes) -> None:
+        """Write the answer of a JoinGroup or SyncGroup taken at arrival, then let its connection carry on: from the
+        network thread when it can take it (sender.py; the connection stays parked until it reports), else now."""
         sender = self._sender
         if sender is not None and out.fd >= 0 and not out.unsent() and sender.offer(
                 out.fd, response, functools.partial(self._sent, cid, out, reader, response)):
-            return  # sent from the sender's thread (a burst of answers, issue 22): the connection stays parked
+            return
         out.write(response)
         reader.unpark()
 

@@ -332,7 +332,7 @@ async def test_a_join_taken_at_arrival_is_handled_after_the_callbacks_already_qu
     await conn.close()
 
 
-async def test_parked_answers_go_through_the_burst_sender_and_their_connections_carry_on_in_order(
+async def test_join_and_sync_answers_go_through_the_network_thread_and_their_connections_carry_on_in_order(
     server: EmulatorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     require_build()  # the sender's C extension (coordinator/sender.py); ./dev test builds it
@@ -348,7 +348,7 @@ async def test_parked_answers_go_through_the_burst_sender_and_their_connections_
     await second.send_raw(_join(second_id, 82))  # completes the join: the first member's parked answer is sent
     assert [_correlation(await first.read_frame()) for _ in range(2)] == [80, 81]
     assert _correlation(await second.read_frame()) == 82
-    assert len(offered) == 1  # the parked one; the second's, answered in its own request, by the loop
+    assert len(offered) == 2  # the parked one, and the second's, answered on the next turn after its arrival
     await first.send_raw(_heartbeat(first_id, generation, 83, version=3))
     assert _correlation(await first.read_frame()) == 83
     await first.close()
@@ -423,6 +423,6 @@ async def test_the_burst_sender_takes_no_descriptor_the_process_cannot_spare(
     await second.send_raw(_join(second_id, 96))
     assert _correlation(await first.read_frame()) == 95  # written by the loop itself
     assert _correlation(await second.read_frame()) == 96
-    assert taken == [False] and sender.in_flight == 0
+    assert taken == [False, False] and sender.in_flight == 0  # the parked answer and the one answered at once
     await first.close()
     await second.close()
