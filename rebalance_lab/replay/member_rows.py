@@ -7,15 +7,15 @@ reading every struct field by name, pickle writes and reads them once, and the f
 assignment to tuples. As tuples in the struct's field order (:data:`FIELDS`), with each partition list
 a tuple of :data:`~.generation.TP`, Arrow reads them by position, unpickling makes fewer and smaller
 objects, and the fold takes a member's assignment as it is. Converting costs the parse task about what
-its Arrow conversion saves; the replay task gains (callgrind, compiled, 1e5 events: the replay of 100
-groups 2,938 -> 2,720 M instructions, the parse of every fifth file 3,609 -> 3,674 M).
+its Arrow conversion and pickling save; the replay task gains (callgrind, compiled, 1e5 events: the replay of
+100 groups 2,938 -> 2,718 M instructions, the parse of every fifth file 3,609 -> 3,561 M).
 
-The parse task (:func:`rebalance_lab.replay.tasks.parse_files`) converts its events with a
-:class:`Compactor`; the fold reads either form (:func:`.timeline.member_of`); the replay task turns the few dict
-rows the fold writes itself (:func:`~.generation.member_row`) into tuples before Arrow, which takes one
-form per column (:func:`tuple_members`). The single-process runner keeps the dicts: its rows are read
-by the report, which reads members by name. Nothing changes a row in place, so equal lists converted
-once are shared, as the parser shares them (pickle then stores each once per group).
+The parse task (:func:`rebalance_lab.replay.tasks.parse_files`) converts its events with a :class:`Compactor`;
+the fold reads either form (:func:`.timeline.member_of`); before Arrow, which takes one form per column, the
+tasks turn the few dict rows left (those the fold writes itself, :func:`~.generation.member_row`, and those of
+an event the fold would refuse) into tuples (:func:`tuple_members`). The single-process runner keeps the dicts:
+its rows are read by the report, which reads members by name. Nothing changes a row in place, so equal lists
+converted once are shared, as the parser shares them (pickle then stores each once per group).
 """
 
 from __future__ import annotations
@@ -43,7 +43,12 @@ class Compactor:
     """Converts member rows to tuples, each recorded list (and topic-partition) once: the parser shares one
     object among equal values, so converting by identity keeps that sharing. Each entry keeps its original
     alive, so an id is never reused while the compactor exists (one per input file: that is what the parser
-    shares within)."""
+    shares within).
+
+    A row the fold reads by key and would refuse (a member without ``member_id``, a topic-partition without its
+    topic or partition: :func:`.timeline.member_of`, :func:`~.generation.tps`) leaves its event as it is, so the
+    fold refuses the group's replay there as it does in the single process (a tuple cannot tell an absent key
+    from a null)."""
 
     __slots__ = ("_lists", "_topics", "_tps")
 
@@ -55,16 +60,20 @@ class Compactor:
         self._tps: dict[int, tuple[dict[str, Any], _Shared]] = {}
 
     def event(self, event: Event) -> Event:
-        """``event`` with its ``members`` as tuples (the same event if it lists none)."""
+        """``event`` with its ``members`` as tuples (the same event if it lists none or one the fold would refuse)."""
         rows = event.get("members")
         if not rows:
             return event
+        try:
+            members = [self.row(r) if r.__class__ is dict else r for r in rows]
+        except KeyError:
+            return event
         compact = dict(event)
-        compact["members"] = [self.row(r) if r.__class__ is dict else r for r in rows]
+        compact["members"] = members
         return compact
 
     def row(self, row: dict[str, Any]) -> MemberTuple:
-        return (row.get("member_id"), row.get("group_instance_id"), row.get("client_id"), row.get("client_host"),
+        return (row["member_id"], row.get("group_instance_id"), row.get("client_id"), row.get("client_host"),
                 row.get("rack_id"), row.get("session_timeout_ms"), row.get("rebalance_timeout_ms"),
                 self.topics(row.get("topics")), self.partitions(row.get("owned")), row.get("generation"),
                 self.partitions(row.get("assignment")))
@@ -86,11 +95,10 @@ class Compactor:
         return found[1]
 
     def tp(self, value: dict[str, Any]) -> _Shared:
-        """The (topic, partition) of a tp dict (an absent key is a null, as Arrow reads the dict)."""
         found = self._tps.get(id(value))
         if found is not None:
             return found[1]
-        tp: _Shared = (value.get("topic"), value.get("partition"))  # boxed once, here (see _tps)
+        tp: _Shared = (value["topic"], value["partition"])  # boxed once, here (see _tps)
         self._tps[id(value)] = (value, tp)
         return tp
 
@@ -103,13 +111,25 @@ def member_tuple(row: MemberTuple) -> Member:
 
 
 def tuple_members(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``group_generations`` rows with every member row a tuple: Arrow's converter takes the form of a struct
-    column's first value for all of them. Rows whose members are tuples already are kept as they are."""
-    compactor = Compactor()
+    """``rows`` (events, or ``group_generations`` rows) with every row of their ``members`` a tuple: Arrow's converter
+    takes the form of a struct column's first value for all of them. Dict rows (the fold's own, or those of an event
+    the :class:`Compactor` left) become the tuples Arrow reads them as, an absent key a null; rows whose members are
+    tuples already are kept as they are."""
     out: list[dict[str, Any]] = []
     for row in rows:
         members = row.get("members")
         if members and any(m.__class__ is dict for m in members):
-            row = {**row, "members": [compactor.row(m) if m.__class__ is dict else m for m in members]}
+            row = {**row, "members": [_as_read(m) if m.__class__ is dict else m for m in members]}
         out.append(row)
     return out
+
+
+def _as_read(row: dict[str, Any]) -> MemberTuple:
+    """A dict row as Arrow reads it (an absent key is a null)."""
+    return (row.get("member_id"), row.get("group_instance_id"), row.get("client_id"), row.get("client_host"),
+            row.get("rack_id"), row.get("session_timeout_ms"), row.get("rebalance_timeout_ms"), row.get("topics"),
+            _tps_as_read(row.get("owned")), row.get("generation"), _tps_as_read(row.get("assignment")))
+
+
+def _tps_as_read(values: Sequence[dict[str, Any]] | None) -> list[tuple[Any, Any]] | None:
+    return None if values is None else [(v.get("topic"), v.get("partition")) for v in values]

@@ -116,10 +116,10 @@ def parse_files(batches: Iterable[pa.RecordBatch], settings: ParseSettings, on_r
                         if key is not None:
                             by_group.setdefault(key, []).append(event)
                         if len(pending) >= BATCH_EVENTS:
-                            writer.write(EVENTS_TABLE, ev.to_arrow(pending))
+                            writer.write(EVENTS_TABLE, ev.to_arrow(tuple_members(pending)))
                             pending = []
                     on_report(file_idx, report.to_dict())
-            writer.write(EVENTS_TABLE, ev.to_arrow(pending))
+            writer.write(EVENTS_TABLE, ev.to_arrow(tuple_members(pending)))
             topic_keys = [key for key in by_group if key[1] is None]  # (cluster, None): its TOPIC_METADATA
             write_topics(writer, [event for key in topic_keys for event in by_group.pop(key)])
             written = writer.close()

@@ -88,3 +88,25 @@ def test_generation_rows_mixing_both_forms_convert_as_one() -> None:
     assert table.column("members").to_pylist()[:2] == [
         [dict(zip(FIELDS, (*snapshot[:10], [{"topic": "t", "partition": 0}]), strict=True))],
         [{name: "b" if name == "member_id" else None for name in FIELDS}]]
+
+
+def test_an_event_whose_members_the_fold_would_refuse_stays_as_parsed_and_fails_its_group_alike() -> None:
+    """A tuple cannot tell an absent key from a null: a topic-partition without its partition (a damaged recording
+    line passes the value check) keeps its event's dicts, so the group fails in Spark as in the single process,
+    and the events table still converts as one column with the compacted events beside it."""
+    events = _parsed(SETS["kafka-4.4.0"])
+    at = next(i for i, e in enumerate(events) if e.get("members") and e["members"][0].get("assignment"))
+    member = events[at]["members"][0]
+    damaged = {**events[at], "members": [{**member, "assignment": [{"topic": "t"}]}, *events[at]["members"][1:]]}
+    events[at] = damaged
+    compact = _compacted(events)
+    assert compact[at] is damaged
+    assert any(type(e["members"][0]) is tuple for e in compact if e.get("members"))  # the others compacted
+    assert ev.to_arrow(tuple_members(compact)).equals(ev.to_arrow(events))
+    groups, topics = split_groups(events)
+    key = (damaged.get("cluster_id") or "", damaged["group_id"])
+    with pytest.raises(KeyError) as expected:
+        replay_group(groups[key], topics.get(key[0], []), whatif=WHATIF)
+    with pytest.raises(KeyError) as got:
+        replay_group(_compacted(groups[key]), topics.get(key[0], []), whatif=WHATIF)
+    assert got.value.args == expected.value.args == ("partition",)
