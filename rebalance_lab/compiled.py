@@ -88,10 +88,6 @@ def source_hashes(package_dir: Path = PACKAGE_DIR) -> dict[str, str]:
     return hashes
 
 
-def _suffix() -> str:
-    return native.suffix()
-
-
 def _target() -> Path:
     return Path(native.target_dir())
 
@@ -104,7 +100,7 @@ def _usable(target: Path) -> tuple[str, dict[str, Path]]:
         manifest = json.loads((target / MANIFEST).read_text())
     except (OSError, ValueError):
         return "absent (python -m rebalance_lab.compiled build)", {}
-    if manifest.get("suffix") != _suffix():
+    if manifest.get("suffix") != native.suffix():
         return "absent for this interpreter", {}
     if manifest.get("sources") != source_hashes():
         return "stale (sources changed since the build): pure Python", {}
@@ -145,7 +141,7 @@ def build(target: Path | None = None, jobs: int = 2) -> Path:
     scratch = target / "tmp"
     shutil.rmtree(target, ignore_errors=True)
     hashes = source_hashes()  # before compiling: an edit during the build makes it stale, not wrong
-    index = "".join(native.index_line(name, name.replace(".", "/") + _suffix()) for name in native.NATIVE)
+    index = "".join(native.index_line(name, name.replace(".", "/") + native.suffix()) for name in native.NATIVE)
     paths = [name.replace(".", "/") + ".py" for name in MODULES]
     cwd = Path.cwd()
     os.chdir(root)  # mypyc names modules by their path from here
@@ -164,11 +160,11 @@ def build(target: Path | None = None, jobs: int = 2) -> Path:
         os.chdir(cwd)
     shutil.rmtree(scratch, ignore_errors=True)
     files = {}
-    for path in target.rglob(f"*{_suffix()}"):
+    for path in target.rglob(f"*{native.suffix()}"):
         rel = path.relative_to(target)
-        files[".".join((*rel.parts[:-1], rel.name[: -len(_suffix())]))] = rel.as_posix()
+        files[".".join((*rel.parts[:-1], rel.name[: -len(native.suffix())]))] = rel.as_posix()
     manifest = target / MANIFEST
-    manifest.write_text(json.dumps({"suffix": _suffix(), "sources": hashes, "files": files}, indent=1))
+    manifest.write_text(json.dumps({"suffix": native.suffix(), "sources": hashes, "files": files}, indent=1))
     (target / native.INDEX).write_text(index)  # fingerprints taken before compiling too
     return manifest
 

@@ -1,12 +1,14 @@
 """Answers resolved in a burst, sent from a network thread (issue 22): Kafka's network threads, for the asyncio shell.
 
 When a group's JoinGroup or SyncGroup phase completes, one callback resolves every parked answer (arrival.py
-``_write_parked``): 10,000 answers at 10,000 members. Each send on loopback does the receiving side's TCP work too,
-~10 us, which in Kafka runs on its network threads beside the request handlers; on the loop it was the largest single
-cost of a big rebalance (benchmarks/coordinator_scale.py). :class:`BurstSender` hands such answers to a thread of the
-C extension ``_send_many.c`` (built with the compiled modules) that never runs Python and never takes the GIL, so the
-loop goes on resolving, reading and answering meanwhile, and the thread never waits for the busy loop's GIL (a
-Python thread would: it gets the GIL from a busy thread only at the 5 ms switch interval, twice per chunk).
+``_write_parked``): 10,000 answers at 10,000 members; JoinGroup/SyncGroups answered on the turn after their arrival
+(a follower's SyncGroup after the leader's, ``_answer_deferred``) go the same way. Each send on loopback does the
+receiving side's TCP work too, ~10 us, which in Kafka runs on its network threads beside the request handlers; on the
+loop it was the largest single cost of a big rebalance (benchmarks/coordinator_scale.py). :class:`BurstSender` hands
+such answers to a thread of the C extension ``_send_many.c`` (built with the compiled modules) that never runs Python
+and never takes the GIL, so the loop goes on resolving, reading and answering meanwhile, and the thread never waits
+for the busy loop's GIL (a Python thread would: it gets the GIL from a busy thread only at the 5 ms switch interval,
+twice per chunk).
 
 Order and lifetime, which a socket written from two threads would otherwise lose:
 
@@ -136,9 +138,10 @@ class BurstSender:
             pass
         try:
             finished = self._worker.take()
-        except MemoryError:  # the thread keeps them: ask again
+        except MemoryError:  # the thread keeps them: ask again (not once closed: the pipe is gone)
             log.exception("taking the sent answers failed; asking again")
-            self._loop.call_later(_RETRY_S, self._report)
+            if not self._closed:
+                self._loop.call_later(_RETRY_S, self._report)
             return
         done = self._done
         for token, sent in finished:

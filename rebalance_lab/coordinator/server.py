@@ -125,7 +125,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
         self._idle = IdleConnections(self.config.connections_max_idle_ms)
         self._idle_sweep: asyncio.TimerHandle | None = None
         self._codec_pool: ThreadPoolExecutor | None = None  # started by the first big frame
-        self._sender: BurstSender | None = None  # sends parked answers' bursts from a thread (sender.py), when built
+        self._sender: BurstSender | None = None  # sends join/sync answers from a C thread (sender.py), when built
         self._nofile = 0  # the soft RLIMIT_NOFILE, read at start (the sender's bound)
         self._collector = CollectorHold()
         self._additional = additional.additional_listeners(self.config)  # more listeners, same brokers

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from rebalance_lab import compiled
+from rebalance_lab import compiled, native
 from tests.support.compiled_build import require_build, run_script
 
 
@@ -22,7 +22,7 @@ def _fake_build(target: Path, sources: dict[str, str]) -> None:
     target.mkdir(parents=True, exist_ok=True)
     (target / "stub.so").write_bytes(b"")
     (target / compiled.MANIFEST).write_text(json.dumps({
-        "suffix": compiled._suffix(), "sources": sources, "files": {"rebalance_lab.replay.whatif": "stub.so"}}))
+        "suffix": native.suffix(), "sources": sources, "files": {"rebalance_lab.replay.whatif": "stub.so"}}))
 
 
 def test_without_a_build_the_python_modules_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,7 +59,7 @@ import hashlib, json, sys
 sys.path.insert(0, "benchmarks")
 import replay_scale
 from pathlib import Path
-from rebalance_lab import compiled
+from rebalance_lab import compiled, native
 from rebalance_lab.replay.local import run_local
 files, _ = replay_scale.write_inputs(Path(sys.argv[1]), 4000, 30, 7, "rendered")
 digests = {}
@@ -89,7 +89,7 @@ def test_the_compiled_what_if_writes_the_same_tables_as_the_python_one(tmp_path:
 
 _ASSIGNOR_HELPERS = """
 import json, sys
-from rebalance_lab import compiled
+from rebalance_lab import compiled, native
 from rebalance_lab.clients import assignors
 from rebalance_lab.clients.assignors import common, sticky_kernel
 errors = sys.modules[common.AssignorError.__module__]
@@ -112,7 +112,7 @@ def test_the_assignors_shared_helpers_run_compiled_and_raise_the_one_assignor_er
     require_build()
     found = run_script(_ASSIGNOR_HELPERS)
     assert found["status"] == "compiled", found["status"]
-    assert found["common"].endswith(compiled._suffix())  # the build's, not common.py
-    assert found["kernel"].endswith(compiled._suffix())  # the sticky what-if rounds' int kernel (issue 20)
+    assert found["common"].endswith(native.suffix())  # the build's, not common.py
+    assert found["kernel"].endswith(native.suffix())  # the sticky what-if rounds' int kernel (issue 20)
     assert found["errors"].endswith("errors.py")  # Python: the class mypyc cannot compile
     assert found["one_class"] and found["caught"] == "ArithmeticException"
