@@ -22,7 +22,8 @@ ENV = "REBALANCE_LAB_COMPILED"
 INDEX = "native.txt"
 
 #: C extensions: module name -> its source, relative to the package.
-NATIVE = {"rebalance_lab.coordinator._send_many": "coordinator/_send_many.c"}
+NATIVE = {"rebalance_lab.coordinator._send_many": "coordinator/_send_many.c",
+          "rebalance_lab.coordinator._receive_many": "coordinator/_receive_many.c"}
 
 
 def suffix() -> str:

@@ -3,15 +3,18 @@
  * Worker(wake_fd) starts one POSIX thread that never runs Python and never takes the GIL, as Kafka's network threads
  * send beside its request handlers. On the loop's thread (holding the GIL):
  *
- *   submit(fd, answer, token) -> bool   duplicate ``fd`` (close-on-exec) and keep ``answer`` (bytes, referenced, not
- *                                       copied) under ``token``; False, and nothing kept, if no descriptor is left
+ *   submit(fd, answer, token)           keep ``answer`` (bytes, referenced, not copied) for ``fd`` under ``token``
  *   flush()                             hand what was submitted to the thread, which sends it in that order
  *   take() -> list of (token, sent)     what the thread has finished: the bytes each send took (possibly fewer than
- *                                       the answer's length) or -errno; each duplicate is closed by then
+ *                                       the answer's length) or -errno (-ECANCELED: forgotten before its send)
+ *   forget(fd)                          the loop is about to close ``fd``: an answer for it not yet sent is not sent,
+ *                                       and on return no send on it is under way (one never blocks: MSG_DONTWAIT)
  *   close()                             send what was handed over, then end the thread (joined without the GIL)
  *
- * Each answer is sent once with MSG_DONTWAIT | MSG_NOSIGNAL (never blocks, never raises SIGPIPE), then its duplicate
- * is closed: a connection the loop closes meanwhile never has its descriptor number reused under the send. After a
+ * Each answer is sent once with MSG_DONTWAIT | MSG_NOSIGNAL (never blocks, never raises SIGPIPE) on the socket's own
+ * descriptor. Each descriptor number has a generation, which forget() moves on: an answer carries the generation it
+ * was submitted in and is sent only if it is still current, checked under the lock just before the send, so a
+ * connection the loop closes (after forget) never has its number, reused by another, sent to. After a
  * batch, the thread writes one byte to ``wake_fd`` (a non-blocking pipe the loop reads) unless it did so since the
  * last take(): the loop wakes once per batch, not per answer. The answers stay referenced until take() (the thread
  * only reads their immutable buffers); their references are dropped there, on the loop, with the GIL.
@@ -22,14 +25,15 @@
 #include <Python.h>
 
 #include <errno.h>
-#include <fcntl.h>
 #include <pthread.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <unistd.h>
 
 typedef struct {
-    int fd;                 /* the duplicate, closed by the thread after the send */
+    int fd;                 /* the socket's own descriptor */
+    unsigned generation;    /* the descriptor's generation at submit(): sent only while still current */
     PyObject *answer;       /* bytes, a reference kept until take() */
     long long token;
     Py_ssize_t sent;        /* bytes sent, or -errno */
@@ -52,6 +56,10 @@ typedef struct {
     int woken;              /* a byte written to wake_fd since the last take() (lock) */
     int waiting;            /* the thread waits for a hand-over (lock) */
     int closing;            /* close(): the thread ends once ``handed`` is empty (lock) */
+    unsigned *generations;  /* by descriptor number: written by the loop only, read by the thread under the lock */
+    int generation_count;
+    int sending;            /* the descriptor the thread sends on now, or -1 (lock) */
+    pthread_cond_t sent;    /* a send ended: forget() waits for one on its descriptor */
     int started, joined;
 } Worker;
 
@@ -113,13 +121,24 @@ static void *worker_main(void *arg) {
         pthread_mutex_unlock(&self->lock);
         for (Py_ssize_t i = 0; i < batch.count; i++) {
             Item *item = &batch.items[i];
+            pthread_mutex_lock(&self->lock);
+            int current = item->generation == self->generations[item->fd];
+            self->sending = current ? item->fd : -1;
+            pthread_mutex_unlock(&self->lock);
+            if (!current) {
+                item->sent = -ECANCELED; /* forgotten: the loop closed it, its number may be another's now */
+                continue;
+            }
             ssize_t r;
             do {
                 r = send(item->fd, PyBytes_AS_STRING(item->answer), (size_t)PyBytes_GET_SIZE(item->answer),
                          MSG_DONTWAIT | MSG_NOSIGNAL);
             } while (r < 0 && errno == EINTR);
             item->sent = r < 0 ? -(Py_ssize_t)errno : (Py_ssize_t)r;
-            close(item->fd);
+            pthread_mutex_lock(&self->lock);
+            self->sending = -1;
+            pthread_cond_broadcast(&self->sent);
+            pthread_mutex_unlock(&self->lock);
         }
         pthread_mutex_lock(&self->lock);
         while (items_move(&self->finished, &batch) < 0) { /* no memory: retry after the loop takes some */
@@ -157,7 +176,9 @@ static int Worker_init(Worker *self, PyObject *args, PyObject *kwds) {
         return -1;
     }
     self->wake_fd = wake_fd;
-    if (pthread_mutex_init(&self->lock, NULL) != 0 || pthread_cond_init(&self->ready, NULL) != 0) {
+    self->sending = -1;
+    if (pthread_mutex_init(&self->lock, NULL) != 0 || pthread_cond_init(&self->ready, NULL) != 0
+            || pthread_cond_init(&self->sent, NULL) != 0) {
         PyErr_SetString(PyExc_RuntimeError, "Worker: cannot make its lock");
         return -1;
     }
@@ -182,19 +203,50 @@ static PyObject *Worker_submit(Worker *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "submit: the worker is closed");
         return NULL;
     }
+    if (fd < 0) {
+        errno = EBADF;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
     if (items_reserve(&self->pending, 1) < 0) {
         return PyErr_NoMemory();
     }
-    int dup = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    if (dup < 0) {
-        if (errno == EBADF) {
-            return PyErr_SetFromErrno(PyExc_OSError);
+    if (fd >= self->generation_count) { /* the thread reads the array under the lock: grown under it */
+        int count = self->generation_count ? self->generation_count : 1024;
+        while (count <= fd) {
+            count *= 2;
         }
-        Py_RETURN_FALSE; /* EMFILE and the like: the caller writes it itself */
+        pthread_mutex_lock(&self->lock);
+        unsigned *grown = PyMem_RawRealloc(self->generations, (size_t)count * sizeof(unsigned));
+        if (grown != NULL) {
+            memset(grown + self->generation_count, 0, (size_t)(count - self->generation_count) * sizeof(unsigned));
+            self->generations = grown;
+            self->generation_count = count;
+        }
+        pthread_mutex_unlock(&self->lock);
+        if (grown == NULL) {
+            return PyErr_NoMemory();
+        }
     }
     Py_INCREF(answer);
-    self->pending.items[self->pending.count++] = (Item){dup, answer, token, 0};
-    Py_RETURN_TRUE;
+    self->pending.items[self->pending.count++] = (Item){fd, self->generations[fd], answer, token, 0};
+    Py_RETURN_NONE;
+}
+
+static PyObject *Worker_forget(Worker *self, PyObject *arg) {
+    long fd = PyLong_AsLong(arg);
+    if (fd == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (!self->started || fd < 0 || fd >= self->generation_count) {
+        Py_RETURN_NONE; /* never submitted for: nothing to forget */
+    }
+    pthread_mutex_lock(&self->lock);
+    self->generations[fd]++;
+    while (self->sending == (int)fd) { /* a send under way: microseconds, it never blocks */
+        pthread_cond_wait(&self->sent, &self->lock);
+    }
+    pthread_mutex_unlock(&self->lock);
+    Py_RETURN_NONE;
 }
 
 static PyObject *Worker_flush(Worker *self, PyObject *unused) {
@@ -277,11 +329,8 @@ static PyObject *Worker_close(Worker *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-static void items_drop(Items *list, int close_fds) {
+static void items_drop(Items *list) {
     for (Py_ssize_t i = 0; i < list->count; i++) {
-        if (close_fds) {
-            close(list->items[i].fd);
-        }
         Py_DECREF(list->items[i].answer);
     }
     PyMem_RawFree(list->items);
@@ -293,16 +342,20 @@ static void Worker_dealloc(Worker *self) {
         worker_join(self); /* what was handed over is sent first */
         pthread_mutex_destroy(&self->lock);
         pthread_cond_destroy(&self->ready);
+        pthread_cond_destroy(&self->sent);
     }
-    items_drop(&self->pending, 1);
-    items_drop(&self->handed, 1);
-    items_drop(&self->finished, 0);
+    items_drop(&self->pending);
+    items_drop(&self->handed);
+    items_drop(&self->finished);
+    PyMem_RawFree(self->generations);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyMethodDef worker_methods[] = {
     {"submit", (PyCFunction)Worker_submit, METH_VARARGS,
-     "submit(fd, answer, token) -> bool: keep answer for a duplicate of fd; False if no descriptor is left"},
+     "submit(fd, answer, token): keep answer for fd, to be sent once flushed"},
+    {"forget", (PyCFunction)Worker_forget, METH_O,
+     "forget(fd): fd is about to be closed: send nothing more on it (a send under way is waited for)"},
     {"flush", (PyCFunction)Worker_flush, METH_NOARGS, "flush(): hand what was submitted to the thread"},
     {"take", (PyCFunction)Worker_take, METH_NOARGS, "take() -> [(token, sent)]: the answers the thread finished"},
     {"close", (PyCFunction)Worker_close, METH_NOARGS, "close(): send what was handed over, then end the thread"},

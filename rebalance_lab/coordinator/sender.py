@@ -15,11 +15,10 @@ Order and lifetime, which a socket written from two threads would otherwise lose
 * only an answer whose connection has nothing else unsent is offered (no held answers, an empty transport buffer),
   and the connection stays parked until :meth:`BurstSender.offer`'s ``done`` runs on the loop: nothing else is
   written on it meanwhile, and what it sends next is kept unread (connection.ArrivingReader);
-* the thread sends on a duplicate of the connection's descriptor, made on the loop when offered and closed by the
-  thread after the send, so a connection the loop closes meanwhile never has its descriptor number reused under the
-  send;
-* those duplicates are bounded by the descriptors the process has to spare (:func:`descriptors_to_spare`: the soft
-  ``RLIMIT_NOFILE`` less the connections and a reserve), so a burst never makes an accept fail with EMFILE;
+* the thread sends on the socket's own descriptor (no duplicate: an answer in flight holds no descriptor), and the
+  connection's protocol calls :meth:`BurstSender.forget` in ``connection_lost``, before the transport closes the
+  socket: an answer not yet sent is then dropped (its ``done`` gets ``-ECANCELED``) and a send under way is waited
+  for (it never blocks), so a closed connection's number, reused by another, is never sent to;
 * ``done(sent)`` gets the bytes sent, or a negative errno (then none were): the loop writes what is left through the
   transport, which keeps it while the peer is slow and reports an error as it would any. The thread wakes the loop
   through a pipe once per batch, not per answer.
@@ -39,23 +38,20 @@ from typing import Protocol
 
 from rebalance_lab.native import native
 
-__all__ = ["CHUNK", "RESERVE", "BurstSender", "Worker", "descriptors_to_spare"]
+__all__ = ["CHUNK", "BurstSender", "Worker"]
 log = logging.getLogger("rebalance_lab.server")
 
 #: Answers handed to the thread at once at most: it starts sending while the loop is still resolving a long burst.
 CHUNK = 64
-#: Descriptors never taken by answers in flight, at most: what an accept, a listener or a file open needs meanwhile.
-RESERVE = 1024
 #: How soon the loop asks again for what the thread finished when it had no memory to take it.
 _RETRY_S = 0.01
-
-Spare = Callable[[], int]
 
 
 class Worker(Protocol):
     """The extension's ``Worker(wake_fd)`` (``_send_many.c`` says what each does)."""
 
-    def submit(self, fd: int, answer: bytes, token: int) -> bool: ...
+    def submit(self, fd: int, answer: bytes, token: int) -> None: ...
+    def forget(self, fd: int) -> None: ...
     def flush(self) -> None: ...
     def take(self) -> list[tuple[int, int]]: ...
     def close(self) -> None: ...
@@ -64,9 +60,8 @@ class Worker(Protocol):
 class BurstSender:
     """The loop's side of the network thread: offers answers in chunks, and runs each ``done`` when it is sent."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, make_worker: Callable[[int], Worker], spare: Spare) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, make_worker: Callable[[int], Worker]) -> None:
         self._loop = loop
-        self._spare = spare  # descriptors answers in flight may hold in all (descriptors_to_spare)
         self._wake, wake_w = os.pipe()  # the thread writes a byte when a batch is finished
         os.set_blocking(self._wake, False)
         os.set_blocking(wake_w, False)
@@ -77,17 +72,17 @@ class BurstSender:
             os.close(self._wake)
             os.close(wake_w)
             raise
-        self._done: dict[int, Callable[[int], None]] = {}  # offered, not yet reported: each holds a duplicate
+        self._done: dict[int, Callable[[int], None]] = {}  # offered, not yet reported (one per parked connection)
         self._tokens = itertools.count()
         self._submitted = 0  # offered, not yet handed to the thread
         self._closed = False
         loop.add_reader(self._wake, self._report)
 
     @classmethod
-    def start(cls, loop: asyncio.AbstractEventLoop, spare: Spare) -> BurstSender | None:
+    def start(cls, loop: asyncio.AbstractEventLoop) -> BurstSender | None:
         """A sender on ``loop``, or None when the C extension is not built (the loop then sends)."""
         module = native("rebalance_lab.coordinator._send_many")
-        return None if module is None else cls(loop, module.Worker, spare)
+        return None if module is None else cls(loop, module.Worker)
 
     @property
     def in_flight(self) -> int:
@@ -96,15 +91,14 @@ class BurstSender:
     def offer(self, fd: int, answer: bytes, done: Callable[[int], None]) -> bool:
         """Send ``answer`` on the socket ``fd`` from the thread; ``done(sent)`` runs on the loop afterwards.
 
-        False if it cannot (closed, as many answers not yet reported as the process has descriptors to spare, or
-        none left at all): the caller writes it itself. Called on the loop, for a connection with nothing else
-        unsent that stays parked until ``done`` (the module's docstring).
+        False once closed: the caller writes it itself. Called on the loop, for a connection with nothing else unsent
+        that stays parked until ``done`` and whose protocol calls :meth:`forget` before its socket closes (the
+        module's docstring).
         """
-        if self._closed or len(self._done) >= self._spare():
+        if self._closed:
             return False
         token = next(self._tokens)
-        if not self._worker.submit(fd, answer, token):
-            return False  # EMFILE: the loop's own write needs no descriptor
+        self._worker.submit(fd, answer, token)
         self._done[token] = done
         if not self._submitted:
             self._loop.call_soon(self._flush)  # the rest of this burst goes after the loop's current callback
@@ -112,6 +106,11 @@ class BurstSender:
         if self._submitted >= CHUNK:
             self._flush()
         return True
+
+    def forget(self, fd: int) -> None:
+        """The loop is about to close the socket ``fd``: nothing more is sent on it (called in ``connection_lost``)."""
+        if not self._closed:
+            self._worker.forget(fd)
 
     def close(self) -> None:
         """Send what was offered, end the thread, and report every answer (``done`` runs for each)."""
@@ -150,12 +149,3 @@ class BurstSender:
             except Exception:  # one connection's bookkeeping must not keep the others parked
                 log.exception("finishing a sent answer failed")
 
-
-def descriptors_to_spare(limit: int, connections: int) -> int:
-    """How many duplicate descriptors answers in flight may hold, with ``connections`` open under a soft ``limit``.
-
-    Each connection holds one; :data:`RESERVE` (at most a quarter of the limit) stays free for what else the
-    process opens meanwhile. A burst of 10,000 answers then goes to the thread whole under a limit of 20,000, and
-    partly, or not at all, under a limit of 1,024: it never takes the descriptor an accept needs.
-    """
-    return limit - min(RESERVE, limit // 4) - connections

@@ -27,7 +27,6 @@ import inspect
 import itertools
 import logging
 import math
-import resource
 import socket
 import time
 from collections.abc import Callable
@@ -50,6 +49,7 @@ from rebalance_lab.coordinator.handlers import HandlerSpec
 from rebalance_lab.coordinator.handlers.api_versions import API_KEY as API_VERSIONS_KEY
 from rebalance_lab.coordinator.handlers.base import Parked, RequestContext, Stepped
 from rebalance_lab.coordinator.handlers.errors_response import error_response
+from rebalance_lab.coordinator.receiver import ReceivedProtocol, Receiver
 from rebalance_lab.coordinator.request_core import (
     Answered,
     ApiVersionsAnswers,
@@ -59,7 +59,7 @@ from rebalance_lab.coordinator.request_core import (
     WorldHook,
 )
 from rebalance_lab.coordinator.request_core import bind as _bind
-from rebalance_lab.coordinator.sender import BurstSender, descriptors_to_spare
+from rebalance_lab.coordinator.sender import BurstSender
 from rebalance_lab.coordinator.world import BrokerNode
 from rebalance_lab.protocol import classic_group_codec, codec
 from rebalance_lab.protocol.errors import MalformedRequest
@@ -126,7 +126,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
         self._idle_sweep: asyncio.TimerHandle | None = None
         self._codec_pool: ThreadPoolExecutor | None = None  # started by the first big frame
         self._sender: BurstSender | None = None  # sends join/sync answers from a C thread (sender.py), when built
-        self._nofile = 0  # the soft RLIMIT_NOFILE, read at start (the sender's bound)
+        self._receiver: Receiver | None = None  # reads plaintext connections from a C thread (receiver.py), when built
         self._collector = CollectorHold()
         self._additional = additional.additional_listeners(self.config)  # more listeners, same brokers
         self._adopted: list[socket.socket] | None = None  # the early shell's listening sockets (taking_over)
@@ -136,6 +136,10 @@ class EmulatorServer(RequestCore, ArrivalPath):
 
     async def start(self) -> EmulatorServer:
         self._loop = asyncio.get_running_loop()
+        if self._receiver is None:  # the network threads, before the listeners: every connection uses them
+            self._receiver = Receiver.start(self._loop)
+        if self._sender is None:
+            self._sender = BurstSender.start(self._loop)
         adopted = self._adopted is not None
         sockets = self._adopted if self._adopted is not None else self._bind_all()
         FreezeOnGrowth.install()  # the world about to be made (and every later growth) stays out of full collections
@@ -156,9 +160,6 @@ class EmulatorServer(RequestCore, ArrivalPath):
             world.services[additional.ADDRESSES] = additional.addresses(extra, brokers)
         self._arm_timer()
         self._schedule_idle_sweep()
-        if self._sender is None:
-            self._nofile = _soft_descriptor_limit()
-            self._sender = BurstSender.start(self._loop, self._descriptors_to_spare)
         return self
 
     # -- taking over from the early shell of a serve process (coordinator/early.py) -----------
@@ -194,7 +195,8 @@ class EmulatorServer(RequestCore, ArrivalPath):
         assert loop is not None
         handler = self._client_handler(conn.node, cid=conn.cid)
         reader = ArrivingReader(2**16, loop, self._expire_overdue)
-        protocol = _TakenOver(reader, handler, loop, bytes(conn.unsent), conn.unread())
+        forget = None if self._sender is None else self._sender.forget
+        protocol = _TakenOver(reader, handler, loop, self._receiver, forget, bytes(conn.unsent), conn.unread())
         task = loop.create_task(self._connect_taken(protocol, conn.sock))
         self._adopting.add(task)
         task.add_done_callback(self._adopting.discard)
@@ -213,8 +215,11 @@ class EmulatorServer(RequestCore, ArrivalPath):
         loop = self._loop
         assert loop is not None
 
+        receiver = self._receiver if security.ssl_context is None else None
+        forget = None if self._sender is None else self._sender.forget
+
         def protocol() -> asyncio.StreamReaderProtocol:
-            return asyncio.StreamReaderProtocol(ArrivingReader(2**16, loop, self._expire_overdue), handler, loop=loop)
+            return ReceivedProtocol(ArrivingReader(2**16, loop, self._expire_overdue), handler, loop, receiver, forget)
 
         return await loop.create_server(protocol, sock=sock, ssl=security.ssl_context)
 
@@ -243,6 +248,9 @@ class EmulatorServer(RequestCore, ArrivalPath):
         if self._sender is not None:  # after the connections: nothing is offered any more
             self._sender.close()  # joins its thread: its last sends never block (MSG_DONTWAIT)
             self._sender = None
+        if self._receiver is not None:
+            self._receiver.close()
+            self._receiver = None
         while self._cleanups:
             self._cleanups.pop()()
 
@@ -257,10 +265,6 @@ class EmulatorServer(RequestCore, ArrivalPath):
         await self.stop()
 
     # -- broker control (fault injection builds on these) ---------------------------
-
-    def _descriptors_to_spare(self) -> int:
-        """For the burst sender's duplicates: the soft descriptor limit (read at start) less the connections."""
-        return descriptors_to_spare(self._nofile, len(self._connections))
 
     def close_connections(self, predicate: Callable[[int], bool] = lambda _cid: True) -> int:
         closed = 0
@@ -577,13 +581,14 @@ class EmulatorServer(RequestCore, ArrivalPath):
         return await future
 
 
-class _TakenOver(asyncio.StreamReaderProtocol):
+class _TakenOver(ReceivedProtocol):
     """A connection the early shell accepted: its unsent answers written and its unread bytes fed before anything
     its socket delivers next (the transport calls connection_made before it starts reading)."""
 
     def __init__(self, reader: ArrivingReader, handler: Callable[[asyncio.StreamReader, asyncio.StreamWriter], Any],
-                 loop: asyncio.AbstractEventLoop, unsent: bytes, unread: bytes) -> None:
-        super().__init__(reader, handler, loop=loop)
+                 loop: asyncio.AbstractEventLoop, receiver: Receiver | None, forget: Callable[[int], None] | None,
+                 unsent: bytes, unread: bytes) -> None:
+        super().__init__(reader, handler, loop, receiver, forget)
         self._unsent, self._unread = unsent, unread
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -593,8 +598,3 @@ class _TakenOver(asyncio.StreamReaderProtocol):
         if self._unread:
             self.data_received(self._unread)
 
-
-def _soft_descriptor_limit() -> int:
-    """The process's soft limit on open descriptors (a large number when unlimited)."""
-    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    return soft if soft != resource.RLIM_INFINITY else 1 << 30

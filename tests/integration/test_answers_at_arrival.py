@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import os
+import socket
 import struct
 from collections.abc import AsyncIterator
 from typing import Any
@@ -19,7 +20,6 @@ import pytest
 from rebalance_lab.config import EmulatorConfig, GroupConfig
 from rebalance_lab.coordinator import arrival
 from rebalance_lab.coordinator import server as server_module
-from rebalance_lab.coordinator.sender import descriptors_to_spare
 from rebalance_lab.coordinator.server import EmulatorServer
 from rebalance_lab.protocol import codec
 from rebalance_lab.protocol.assignment_types import Subscription
@@ -363,9 +363,11 @@ class _Partial:
         self.items: list[tuple[int, bytes, int]] = []
         self.finished: list[tuple[int, int]] = []
 
-    def submit(self, fd: int, answer: bytes, token: int) -> bool:
+    def submit(self, fd: int, answer: bytes, token: int) -> None:
         self.items.append((os.dup(fd), answer, token))
-        return True
+
+    def forget(self, fd: int) -> None:
+        pass
 
     def flush(self) -> None:
         for fd, answer, token in self.items:
@@ -404,25 +406,91 @@ async def test_a_parked_answer_the_sender_did_not_finish_is_finished_by_the_tran
     await second.close()
 
 
-async def test_the_burst_sender_takes_no_descriptor_the_process_cannot_spare(
+class _Forgetting:
+    """The sender's worker, each forget(fd) told to ``seen`` first (the protocols hold the sender's bound method)."""
+
+    def __init__(self, real: Any, seen: Any) -> None:
+        self.real, self.seen = real, seen
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+    def forget(self, fd: int) -> None:
+        self.seen(fd)
+        self.real.forget(fd)
+
+
+async def test_a_lost_connection_leaves_both_network_threads_before_its_socket_is_closed(
     server: EmulatorServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    require_build()  # the network threads' C extensions (coordinator/receiver.py, sender.py)
+    sender, receiver = server._sender, server._receiver
+    assert sender is not None and receiver is not None
+    seen: list[tuple[str, bool]] = []  # (which, whether the descriptor was still open then)
+    unwatch = receiver.unwatch
+    fds: dict[int, int] = {}  # the receiver's token -> the socket's descriptor
+    watch = receiver.watch
+
+    def watching(stream: Any, protocol: Any, transport: Any) -> int | None:
+        token = watch(stream, protocol, transport)
+        if token is not None:
+            fds[token] = transport.get_extra_info("socket").fileno()
+        return token
+
+    def is_open(fd: int) -> bool:
+        try:
+            os.fstat(fd)
+        except OSError:
+            return False
+        return True
+
+    monkeypatch.setattr(receiver, "watch", watching)
+    monkeypatch.setattr(receiver, "unwatch", lambda token: seen.append(("receiver", is_open(fds[token])))
+                        or unwatch(token))
+    monkeypatch.setattr(sender, "_worker", _Forgetting(sender._worker, lambda fd: seen.append(("sender", is_open(fd)))))
+    conn = await _connect(server)
+    await _member(conn)
+    assert len(fds) == 1 and receiver.watched == 1  # a plaintext connection is read by the receiver's thread
+    fd = next(iter(fds.values()))
+    await conn.close()
+    await _until(lambda: not server._connections and not is_open(fd))
+    assert seen == [("receiver", True), ("sender", True)]
+    assert receiver.watched == 0
+
+
+async def test_a_peer_that_resets_its_connection_is_dropped_and_the_others_are_served(server: EmulatorServer) -> None:
     require_build()
-    sender = server._sender
-    assert sender is not None
-    taken: list[bool] = []
-    offer = sender.offer
-    monkeypatch.setattr(sender, "offer", lambda fd, answer, done: taken.append(offer(fd, answer, done)) or taken[-1])
-    first, first_id, second, second_id, _generation = await _stable_pair(server)
-    taken.clear()
-    connections = len(server._connections)
-    assert server._descriptors_to_spare() == descriptors_to_spare(server._nofile, connections)
-    monkeypatch.setattr(server, "_nofile", connections)  # a soft limit the connections already fill
-    await first.send_raw(_join(first_id, 95))
-    await _until(lambda: len(_parked(server)) == 1)
-    await second.send_raw(_join(second_id, 96))
-    assert _correlation(await first.read_frame()) == 95  # written by the loop itself
-    assert _correlation(await second.read_frame()) == 96
-    assert taken == [False, False] and sender.in_flight == 0  # the parked answer and the one answered at once
-    await first.close()
-    await second.close()
+    receiver = server._receiver
+    assert receiver is not None
+    reset, other = await _connect(server), await _connect(server)
+    await reset.send_raw(_heartbeat("nobody", 1, 69, version=3))
+    assert _error(await reset.read_frame()) == ErrorCode.UNKNOWN_MEMBER_ID  # read by the thread, answered
+    assert receiver.watched == 2
+    sock = reset.writer.get_extra_info("socket")
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))  # close() sends a RST
+    reset.writer.transport.abort()
+    await _until(lambda: receiver.watched == 1 and len(server._connections) == 1)
+    member_id, generation = await _member(other)
+    await other.send_raw(_heartbeat(member_id, generation, 70))
+    assert _correlation(await other.read_frame()) == 70
+    await other.close()
+
+
+async def test_a_request_bigger_than_what_the_thread_reads_ahead_is_read_whole_through_its_pauses(
+    server: EmulatorServer
+) -> None:
+    require_build()
+    receiver = server._receiver
+    assert receiver is not None
+    conn = await _connect(server)
+    big = b"m" * (3 * (1 << 20))  # over the connection cap and the stream reader's limit: paused and resumed
+    request = codec.encode_request(codec.new_request(
+        JOIN, 5, group_id="g", session_timeout_ms=30_000, rebalance_timeout_ms=30_000, member_id="",
+        group_instance_id=None, protocol_type="consumer", protocols=[_PROTOCOL(name="range", metadata=big)],
+    ), 1, "c")
+    await conn.send_raw(request + _heartbeat("nobody", 1, 2))
+    answer = await conn.read_frame()
+    assert _correlation(answer) == 1 and _error(answer) == ErrorCode.MEMBER_ID_REQUIRED
+    assert _correlation(await conn.read_frame()) == 2  # the bytes behind it, in order
+    assert receiver.watched == 1
+    await conn.close()

@@ -11,7 +11,6 @@ import asyncio
 import errno
 import os
 import socket
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from rebalance_lab import native
-from rebalance_lab.coordinator.sender import CHUNK, RESERVE, BurstSender, Worker, descriptors_to_spare
+from rebalance_lab.coordinator.sender import CHUNK, BurstSender, Worker
 from tests.support.compiled_build import require_build
 
 NAME = "rebalance_lab.coordinator._send_many"
@@ -40,8 +39,11 @@ class _Held:
         self.real = make(wake_fd)
         self.held = 0
 
-    def submit(self, fd: int, answer: bytes, token: int) -> bool:
-        return self.real.submit(fd, answer, token)
+    def submit(self, fd: int, answer: bytes, token: int) -> None:
+        self.real.submit(fd, answer, token)
+
+    def forget(self, fd: int) -> None:
+        self.real.forget(fd)
 
     def flush(self) -> None:
         self.held += 1
@@ -70,10 +72,6 @@ def _pair(pairs: list[tuple[socket.socket, socket.socket]]) -> tuple[socket.sock
     ours.setblocking(False)
     pairs.append((ours, peer))
     return ours, peer
-
-
-def _plenty() -> int:
-    return 1 << 20
 
 
 def _open_fds() -> int:
@@ -111,7 +109,7 @@ async def _offer_all(sender: BurstSender, offers: list[tuple[int, bytes]]) -> li
 async def test_a_burst_bigger_than_a_chunk_reaches_every_peer_and_each_answer_is_reported_on_the_loop(
         worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
     loop = asyncio.get_running_loop()
-    sender = BurstSender(loop, worker, _plenty)
+    sender = BurstSender(loop, worker)
     try:
         made = [_pair(pairs) for _ in range(CHUNK * 2 + 7)]
         answers = [f"answer {i}".encode() * (1 + i % 5) for i in range(len(made))]
@@ -120,32 +118,50 @@ async def test_a_burst_bigger_than_a_chunk_reaches_every_peer_and_each_answer_is
         sent = await _offer_all(sender, offers)
         assert sent == [len(answer) for answer in answers]
         assert [_read_all(peer, len(answer)) for (_, peer), answer in zip(made, answers, strict=True)] == answers
-        assert _open_fds() == before  # every duplicate descriptor closed by the thread
+        assert _open_fds() == before  # no descriptor taken: the thread sends on the sockets' own
     finally:
         sender.close()
 
 
-async def test_a_connection_closed_before_its_answer_leaves_gets_it_on_its_own_socket_not_on_a_reused_number(
+async def test_a_connection_forgotten_before_its_answer_leaves_gets_nothing_and_its_reused_number_gets_only_its_own(
         worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
     loop = asyncio.get_running_loop()
-    sender = BurstSender(loop, worker, _plenty)
+    sender = BurstSender(loop, worker)
     try:
         ours, peer = _pair(pairs)
         fd = ours.fileno()
         results: list[int] = []
         assert sender.offer(fd, b"for the first connection", results.append)
-        ours.close()  # the loop closes the connection before the chunk is handed over
+        sender.forget(fd)  # connection_lost, before the transport closes the socket (receiver.ReceivedProtocol)
+        ours.close()  # before the chunk is handed over
         reused, reused_peer = _pair(pairs)
         assert reused.fileno() == fd  # the lowest free number: the one just closed
+        assert sender.offer(fd, b"for the second", results.append)  # its generation is the current one
         for _ in range(200):
             await asyncio.sleep(0.005)
-            if results:
+            if len(results) == 2:
                 break
-        assert results == [len(b"for the first connection")]
-        assert _read_all(peer, 24) == b"for the first connection"
+        assert results == [-errno.ECANCELED, len(b"for the second")]
+        assert _read_all(peer, 24) == b""  # closed, nothing sent
+        assert _read_all(reused_peer, 14) == b"for the second"
         reused_peer.setblocking(False)
         with pytest.raises(BlockingIOError):
-            reused_peer.recv(100)
+            reused_peer.recv(100)  # the first connection's answer never reached the reused number
+    finally:
+        sender.close()
+
+
+async def test_forget_after_the_send_or_for_a_descriptor_never_offered_changes_nothing(
+        worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+    sender = BurstSender(asyncio.get_running_loop(), worker)
+    try:
+        ours, peer = _pair(pairs)
+        assert await _offer_all(sender, [(ours.fileno(), b"sent")]) == [4]
+        sender.forget(ours.fileno())
+        sender.forget(50_000)  # beyond any number offered
+        assert _read_all(peer, 4) == b"sent"
+        assert await _offer_all(sender, [(ours.fileno(), b"again")]) == [5]  # not closed: still its connection
+        assert _read_all(peer, 5) == b"again"
     finally:
         sender.close()
 
@@ -153,7 +169,7 @@ async def test_a_connection_closed_before_its_answer_leaves_gets_it_on_its_own_s
 async def test_a_send_that_does_not_fit_reports_how_much_left_and_a_gone_peer_an_errno(
         worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
     loop = asyncio.get_running_loop()
-    sender = BurstSender(loop, worker, _plenty)
+    sender = BurstSender(loop, worker)
     try:
         slow, slow_peer = _pair(pairs)
         slow.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
@@ -174,51 +190,23 @@ def test_the_worker_takes_only_bytes_and_a_descriptor_and_keeps_nothing_of_a_bad
     wake, wake_w = os.pipe()
     real = worker(wake_w)
     try:
-        before = _open_fds()
         with pytest.raises(TypeError):
             real.submit(ours.fileno(), "not bytes", 1)  # type: ignore[arg-type]
         with pytest.raises(OSError):
-            real.submit(9_999, b"no such descriptor", 2)
-        assert _open_fds() == before  # no duplicate kept
-        assert real.submit(ours.fileno(), b"now", 3)
+            real.submit(-1, b"no descriptor", 2)
+        real.submit(ours.fileno(), b"now", 3)
+        real.submit(9_999, b"no such descriptor", 4)  # sent on nothing: reported, never raised on the thread
         real.flush()
         assert _read_all(peer, 3) == b"now"
         assert os.read(wake, 10) == b"w"  # one byte per batch: the loop wakes
-        assert real.take() == [(3, 3)]
-        assert _open_fds() == before
+        assert real.take() == [(3, 3), (4, -errno.EBADF)]  # the bad submits kept nothing
     finally:
         real.close()
         os.close(wake)
         os.close(wake_w)
 
 
-def test_with_no_descriptor_left_the_worker_declines_and_the_loop_writes_the_answer() -> None:
-    require_build()
-    code = """
-import os, resource, socket
-from rebalance_lab import native
-module = native.native("rebalance_lab.coordinator._send_many")
-ours, peer = socket.socketpair()
-wake, wake_w = os.pipe()
-real = module.Worker(wake_w)
-fds = sorted(int(fd) for fd in os.listdir("/proc/self/fd"))
-resource.setrlimit(resource.RLIMIT_NOFILE, (fds[-1] + 1, resource.getrlimit(resource.RLIMIT_NOFILE)[1]))
-held = []
-try:
-    while True:
-        held.append(os.dup(0))
-except OSError:
-    pass
-print(real.submit(ours.fileno(), b"x", 1), real.take())
-real.close()
-"""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[3])}
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=env)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["False", "[]"]
-
-
-async def test_answers_not_yet_reported_hold_no_more_descriptors_than_the_process_has_to_spare(
+async def test_answers_in_flight_hold_no_descriptor_and_are_reported_once_the_thread_sends_them(
         worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
     held: list[_Held] = []
 
@@ -226,46 +214,29 @@ async def test_answers_not_yet_reported_hold_no_more_descriptors_than_the_proces
         held.append(_Held(worker, wake_fd))
         return held[0]
 
-    spare = [40]
-    sender = BurstSender(asyncio.get_running_loop(), make, lambda: spare[0])
+    sender = BurstSender(asyncio.get_running_loop(), make)
     try:
-        made = [_pair(pairs) for _ in range(40)]  # one answer each: no socket buffer fills
+        made = [_pair(pairs) for _ in range(40)]
         reported: list[int] = []
         before = _open_fds()
         assert all(sender.offer(ours.fileno(), b"x", reported.append) for ours, _ in made)
-        ours = made[0][0]
-        assert not sender.offer(ours.fileno(), b"x", reported.append)  # the loop writes this one itself
-        assert _open_fds() == before + 40 and sender.in_flight == 40
-        spare[0] = 41  # asked at every offer: a connection closed meanwhile gives one back
-        assert sender.offer(ours.fileno(), b"y", reported.append)
-        spare[0] = 10  # connections accepted meanwhile: none until the reports bring it under
-        assert not sender.offer(ours.fileno(), b"z", reported.append)
         await asyncio.sleep(0)  # the flush after this callback: held
         assert held[0].held == 1 and not reported
+        assert _open_fds() == before and sender.in_flight == 40  # s13's duplicates held one each here
         held[0].release()
         for _ in range(500):
             await asyncio.sleep(0.01)
-            if len(reported) == 41:
+            if len(reported) == 40:
                 break
-        assert reported == [1] * 41 and _open_fds() == before and sender.in_flight == 0
-        assert sender.offer(ours.fileno(), b"z", reported.append)  # reported: room again
-        await asyncio.sleep(0)
-        held[0].release()
-        assert [_read_all(other, 1) for _, other in made[1:]] == [b"x"] * 39
-        assert _read_all(made[0][1], 3) == b"xyz"
+        assert reported == [1] * 40 and sender.in_flight == 0
+        assert [_read_all(other, 1) for _, other in made] == [b"x"] * 40
     finally:
         sender.close()
 
 
-def test_the_descriptors_to_spare_leave_a_reserve_and_one_per_connection() -> None:
-    assert descriptors_to_spare(20_000, 10_000) == 20_000 - RESERVE - 10_000  # a 10k burst goes to the thread
-    assert descriptors_to_spare(1_024, 100) == 1_024 - 256 - 100  # a small limit keeps a quarter of it
-    assert descriptors_to_spare(1_024, 900) < 0  # none: the loop writes every answer itself
-
-
 async def test_close_sends_what_was_offered_reports_it_and_takes_nothing_more(
         worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
-    sender = BurstSender(asyncio.get_running_loop(), worker, _plenty)
+    sender = BurstSender(asyncio.get_running_loop(), worker)
     ours, peer = _pair(pairs)
     reported: list[int] = []
     before = _open_fds()
@@ -273,13 +244,13 @@ async def test_close_sends_what_was_offered_reports_it_and_takes_nothing_more(
     sender.close()  # before the loop's next turn: not yet handed over
     assert reported == [4] and _read_all(peer, 4) == b"last"
     assert not sender.offer(ours.fileno(), b"late", reported.append)
-    assert _open_fds() == before - 2  # its duplicate and its wake pipe closed
+    assert _open_fds() == before - 2  # its wake pipe closed
 
 
 async def test_without_the_extension_there_is_no_sender_and_the_loop_sends(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(native.ENV, "0")
     assert native.native("rebalance_lab.coordinator._not_loaded_here") is None
-    assert BurstSender.start(asyncio.get_running_loop(), _plenty) is None
+    assert BurstSender.start(asyncio.get_running_loop()) is None
 
 
 def test_a_build_from_another_source_is_not_loaded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
