@@ -129,6 +129,8 @@ class Receiver:
         os.close(self._wake_w)
 
     def _report(self) -> None:
+        if self._closed:
+            return  # a retry scheduled before close(): the pipe and the thread are gone
         chunks = self._take()
         if chunks is None:
             return

@@ -237,3 +237,89 @@ async def test_the_receiver_feeds_each_chunk_to_its_stream_and_ends_it_as_asynci
 async def test_without_the_extension_there_is_no_receiver_and_asyncio_reads(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(native.ENV, "0")
     assert Receiver.start(asyncio.get_running_loop()) is None
+
+
+class _Flaky:
+    """A Reader whose take() fails as told (``MemoryError``: kept for the next take; ``OSError``: lost)."""
+
+    def __init__(self, wake_fd: int, connection_cap: int, total_cap: int) -> None:
+        self.wake_fd = wake_fd
+        self.outcomes: list[Any] = []
+        self.closed = False
+
+    def watch(self, fd: int) -> int | None:
+        return None
+
+    def unwatch(self, token: int) -> None:
+        pass
+
+    def pause(self, token: int) -> None:
+        pass
+
+    def resume(self, token: int) -> None:
+        pass
+
+    def take(self) -> list[tuple[int, bytes | int]]:
+        outcome = self.outcomes.pop(0) if self.outcomes else []
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    def close(self) -> None:
+        self.closed = True
+
+
+class _Transport:
+    def __init__(self) -> None:
+        self.aborted = False
+
+    def is_closing(self) -> bool:
+        return self.aborted
+
+    def abort(self) -> None:
+        self.aborted = True
+
+
+def _making(made: list[_Flaky]) -> Callable[[int, int, int], _Flaky]:
+    def make(wake_fd: int, connection_cap: int, total_cap: int) -> _Flaky:
+        made.append(_Flaky(wake_fd, connection_cap, total_cap))
+        return made[0]
+    return make
+
+
+async def _wake(receiver: Receiver) -> None:
+    os.write(receiver._wake_w, b"r")
+    for _ in range(10):
+        await asyncio.sleep(0.005)
+
+
+async def test_a_take_out_of_memory_is_asked_again_and_one_that_lost_bytes_ends_every_connection() -> None:
+    loop = asyncio.get_running_loop()
+    flaky: list[_Flaky] = []
+    receiver = Receiver(loop, _making(flaky))
+    try:
+        stream, transport = asyncio.StreamReader(loop=loop), _Transport()
+        receiver._watched[7] = (stream, asyncio.Protocol(), transport)
+        flaky[0].outcomes = [MemoryError(), [(7, b"kept")]]
+        await _wake(receiver)  # the retry after 10 ms takes what the thread kept
+        assert bytes(stream._buffer) == b"kept"  # type: ignore[attr-defined]
+        flaky[0].outcomes = [OSError(errno.ENOMEM, "lost")]
+        await _wake(receiver)
+        assert transport.aborted  # never served with a gap in its bytes
+    finally:
+        receiver.close()
+
+
+async def test_a_retry_due_after_close_reads_nothing() -> None:
+    loop = asyncio.get_running_loop()
+    errors: list[Any] = []
+    loop.set_exception_handler(lambda _loop, context: errors.append(context))
+    flaky: list[_Flaky] = []
+    receiver = Receiver(loop, _making(flaky))
+    flaky[0].outcomes = [MemoryError(), [(7, b"late")]]
+    os.write(receiver._wake_w, b"r")
+    await asyncio.sleep(0.002)  # taken once: the retry is scheduled
+    receiver.close()
+    await asyncio.sleep(0.05)
+    assert flaky[0].closed and flaky[0].outcomes == [[(7, b"late")]] and not errors
+    loop.set_exception_handler(None)
