@@ -12,7 +12,7 @@ import errno
 import os
 import socket
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +20,7 @@ import pytest
 from rebalance_lab import native
 from rebalance_lab.coordinator.sender import CHUNK, BurstSender, Worker
 from tests.support.compiled_build import require_build
+from tests.unit.coordinator.conftest import SocketPairs
 
 NAME = "rebalance_lab.coordinator._send_many"
 
@@ -58,22 +59,6 @@ class _Held:
         self.real.close()
 
 
-@pytest.fixture
-def pairs() -> Iterator[list[tuple[socket.socket, socket.socket]]]:
-    made: list[tuple[socket.socket, socket.socket]] = []
-    yield made
-    for ours, peer in made:
-        ours.close()
-        peer.close()
-
-
-def _pair(pairs: list[tuple[socket.socket, socket.socket]]) -> tuple[socket.socket, socket.socket]:
-    ours, peer = socket.socketpair()
-    ours.setblocking(False)
-    pairs.append((ours, peer))
-    return ours, peer
-
-
 def _open_fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
@@ -107,11 +92,11 @@ async def _offer_all(sender: BurstSender, offers: list[tuple[int, bytes]]) -> li
 
 
 async def test_a_burst_bigger_than_a_chunk_reaches_every_peer_and_each_answer_is_reported_on_the_loop(
-        worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+        worker: Callable[[int], Worker], pairs: SocketPairs) -> None:
     loop = asyncio.get_running_loop()
     sender = BurstSender(loop, worker)
     try:
-        made = [_pair(pairs) for _ in range(CHUNK * 2 + 7)]
+        made = [pairs.make() for _ in range(CHUNK * 2 + 7)]
         answers = [f"answer {i}".encode() * (1 + i % 5) for i in range(len(made))]
         before = _open_fds()
         offers = [(ours.fileno(), answer) for (ours, _), answer in zip(made, answers, strict=True)]
@@ -124,17 +109,17 @@ async def test_a_burst_bigger_than_a_chunk_reaches_every_peer_and_each_answer_is
 
 
 async def test_a_connection_forgotten_before_its_answer_leaves_gets_nothing_and_its_reused_number_gets_only_its_own(
-        worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+        worker: Callable[[int], Worker], pairs: SocketPairs) -> None:
     loop = asyncio.get_running_loop()
     sender = BurstSender(loop, worker)
     try:
-        ours, peer = _pair(pairs)
+        ours, peer = pairs.make()
         fd = ours.fileno()
         results: list[int] = []
         assert sender.offer(fd, b"for the first connection", results.append)
         sender.forget(fd)  # connection_lost, before the transport closes the socket (receiver.ReceivedProtocol)
         ours.close()  # before the chunk is handed over
-        reused, reused_peer = _pair(pairs)
+        reused, reused_peer = pairs.make()
         assert reused.fileno() == fd  # the lowest free number: the one just closed
         assert sender.offer(fd, b"for the second", results.append)  # its generation is the current one
         for _ in range(200):
@@ -152,10 +137,10 @@ async def test_a_connection_forgotten_before_its_answer_leaves_gets_nothing_and_
 
 
 async def test_forget_after_the_send_or_for_a_descriptor_never_offered_changes_nothing(
-        worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+        worker: Callable[[int], Worker], pairs: SocketPairs) -> None:
     sender = BurstSender(asyncio.get_running_loop(), worker)
     try:
-        ours, peer = _pair(pairs)
+        ours, peer = pairs.make()
         assert await _offer_all(sender, [(ours.fileno(), b"sent")]) == [4]
         sender.forget(ours.fileno())
         sender.forget(50_000)  # beyond any number offered
@@ -167,14 +152,14 @@ async def test_forget_after_the_send_or_for_a_descriptor_never_offered_changes_n
 
 
 async def test_a_send_that_does_not_fit_reports_how_much_left_and_a_gone_peer_an_errno(
-        worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+        worker: Callable[[int], Worker], pairs: SocketPairs) -> None:
     loop = asyncio.get_running_loop()
     sender = BurstSender(loop, worker)
     try:
-        slow, slow_peer = _pair(pairs)
+        slow, slow_peer = pairs.make()
         slow.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
         big = bytes(range(256)) * 8192  # 2 MiB: more than the socket takes at once
-        gone, gone_peer = _pair(pairs)
+        gone, gone_peer = pairs.make()
         gone_peer.close()
         partial, failed = await _offer_all(sender, [(slow.fileno(), big), (gone.fileno(), b"nobody reads this")])
         assert 0 < partial < len(big)
@@ -185,8 +170,8 @@ async def test_a_send_that_does_not_fit_reports_how_much_left_and_a_gone_peer_an
 
 
 def test_the_worker_takes_only_bytes_and_a_descriptor_and_keeps_nothing_of_a_bad_submit(
-        worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
-    ours, peer = _pair(pairs)
+        worker: Callable[[int], Worker], pairs: SocketPairs) -> None:
+    ours, peer = pairs.make()
     wake, wake_w = os.pipe()
     real = worker(wake_w)
     try:
@@ -207,7 +192,7 @@ def test_the_worker_takes_only_bytes_and_a_descriptor_and_keeps_nothing_of_a_bad
 
 
 async def test_answers_in_flight_hold_no_descriptor_and_are_reported_once_the_thread_sends_them(
-        worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+        worker: Callable[[int], Worker], pairs: SocketPairs) -> None:
     held: list[_Held] = []
 
     def make(wake_fd: int) -> _Held:
@@ -216,7 +201,7 @@ async def test_answers_in_flight_hold_no_descriptor_and_are_reported_once_the_th
 
     sender = BurstSender(asyncio.get_running_loop(), make)
     try:
-        made = [_pair(pairs) for _ in range(40)]
+        made = [pairs.make() for _ in range(40)]
         reported: list[int] = []
         before = _open_fds()
         assert all(sender.offer(ours.fileno(), b"x", reported.append) for ours, _ in made)
@@ -235,9 +220,9 @@ async def test_answers_in_flight_hold_no_descriptor_and_are_reported_once_the_th
 
 
 async def test_close_sends_what_was_offered_reports_it_and_takes_nothing_more(
-        worker: Callable[[int], Worker], pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+        worker: Callable[[int], Worker], pairs: SocketPairs) -> None:
     sender = BurstSender(asyncio.get_running_loop(), worker)
-    ours, peer = _pair(pairs)
+    ours, peer = pairs.make()
     reported: list[int] = []
     before = _open_fds()
     assert sender.offer(ours.fileno(), b"last", reported.append)

@@ -23,6 +23,7 @@ import pytest
 from rebalance_lab import native
 from rebalance_lab.coordinator.receiver import Receiver
 from tests.support.compiled_build import require_build
+from tests.unit.coordinator.conftest import SocketPairs
 
 NAME = "rebalance_lab.coordinator._receive_many"
 
@@ -61,29 +62,13 @@ def thread() -> Iterator[_Thread]:
     made.close()
 
 
-@pytest.fixture
-def pairs() -> Iterator[list[tuple[socket.socket, socket.socket]]]:
-    made: list[tuple[socket.socket, socket.socket]] = []
-    yield made
-    for ours, peer in made:
-        ours.close()
-        peer.close()
-
-
-def _pair(pairs: list[tuple[socket.socket, socket.socket]]) -> tuple[socket.socket, socket.socket]:
-    ours, peer = socket.socketpair()
-    ours.setblocking(False)
-    pairs.append((ours, peer))
-    return ours, peer
-
-
 def _joined(chunks: list[tuple[int, Any]], token: int) -> bytes:
     return b"".join(chunk for t, chunk in chunks if t == token and isinstance(chunk, bytes))
 
 
 def test_each_connection_is_read_in_order_and_the_loop_is_woken_once_per_batch(
-        thread: _Thread, pairs: list[tuple[socket.socket, socket.socket]]) -> None:
-    made = [_pair(pairs) for _ in range(20)]
+        thread: _Thread, pairs: SocketPairs) -> None:
+    made = [pairs.make() for _ in range(20)]
     tokens = [thread.reader.watch(ours.fileno()) for ours, _ in made]
     assert len(set(tokens)) == 20
     for round_ in range(3):
@@ -96,8 +81,8 @@ def test_each_connection_is_read_in_order_and_the_loop_is_woken_once_per_batch(
 
 
 def test_the_end_of_a_stream_and_a_reset_are_told_once_and_the_socket_is_read_no_more(
-        thread: _Thread, pairs: list[tuple[socket.socket, socket.socket]]) -> None:
-    ours, peer = _pair(pairs)
+        thread: _Thread, pairs: SocketPairs) -> None:
+    ours, peer = pairs.make()
     ended = thread.reader.watch(ours.fileno())
     peer.sendall(b"last words")
     peer.shutdown(socket.SHUT_WR)
@@ -118,8 +103,8 @@ def test_the_end_of_a_stream_and_a_reset_are_told_once_and_the_socket_is_read_no
 
 
 def test_a_paused_connection_is_not_read_until_resumed(
-        thread: _Thread, pairs: list[tuple[socket.socket, socket.socket]]) -> None:
-    (ours, peer), (other, other_peer) = _pair(pairs), _pair(pairs)
+        thread: _Thread, pairs: SocketPairs) -> None:
+    (ours, peer), (other, other_peer) = pairs.make(), pairs.make()
     paused, going = thread.reader.watch(ours.fileno()), thread.reader.watch(other.fileno())
     thread.reader.pause(paused)
     peer.sendall(b"held back")
@@ -132,10 +117,10 @@ def test_a_paused_connection_is_not_read_until_resumed(
 
 
 def test_what_is_read_and_not_yet_taken_is_bounded_per_connection_and_in_all(
-        pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+        pairs: SocketPairs) -> None:
     capped = _Thread(connection_cap=4, total_cap=1 << 20)
     try:
-        ours, peer = _pair(pairs)
+        ours, peer = pairs.make()
         token = capped.reader.watch(ours.fileno())
         peer.sendall(b"first")
         select.select([capped.wake], [], [], 5)
@@ -148,7 +133,7 @@ def test_what_is_read_and_not_yet_taken_is_bounded_per_connection_and_in_all(
         capped.close()
     waiting = _Thread(connection_cap=1 << 20, total_cap=4)
     try:
-        (one, one_peer), (two, two_peer) = _pair(pairs), _pair(pairs)
+        (one, one_peer), (two, two_peer) = pairs.make(), pairs.make()
         first, second = waiting.reader.watch(one.fileno()), waiting.reader.watch(two.fileno())
         one_peer.sendall(b"12345")
         select.select([waiting.wake], [], [], 5)
@@ -162,15 +147,15 @@ def test_what_is_read_and_not_yet_taken_is_bounded_per_connection_and_in_all(
 
 
 def test_an_unwatched_socket_is_read_no_more_and_its_reused_number_is_a_new_token(
-        thread: _Thread, pairs: list[tuple[socket.socket, socket.socket]]) -> None:
-    ours, peer = _pair(pairs)
+        thread: _Thread, pairs: SocketPairs) -> None:
+    ours, peer = pairs.make()
     fd = ours.fileno()
     old = thread.reader.watch(fd)
     thread.reader.pause(old)
     peer.sendall(b"for the old connection")  # readable, not read (paused) when it is lost
     thread.reader.unwatch(old)
     ours.close()
-    reused, reused_peer = _pair(pairs)
+    reused, reused_peer = pairs.make()
     assert reused.fileno() == fd
     new = thread.reader.watch(fd)
     assert new != old
@@ -181,9 +166,9 @@ def test_an_unwatched_socket_is_read_no_more_and_its_reused_number_is_a_new_toke
 
 
 def test_a_closed_reader_refuses_new_sockets_and_ignores_the_rest(
-        pairs: list[tuple[socket.socket, socket.socket]]) -> None:
+        pairs: SocketPairs) -> None:
     closed = _Thread()
-    ours, _peer = _pair(pairs)
+    ours, _peer = pairs.make()
     token = closed.reader.watch(ours.fileno())
     closed.close()
     closed.reader.close()  # twice: harmless
