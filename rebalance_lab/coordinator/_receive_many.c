@@ -134,7 +134,7 @@ static int chunks_append(Reader *self, Chunk chunk) { /* lock held */
 /* One ready socket read once (lock held on entry and on return). */
 static void read_one(Reader *self, uint64_t token, char *buffer) {
     Slot *slot = slot_of(self, token);
-    if (slot == NULL || slot->busy || slot->paused || slot->capped || slot->ended) {
+    if (slot == NULL || slot->paused || slot->capped || slot->ended) {
         return; /* unwatched, paused or capped since epoll_wait reported it */
     }
     int fd = slot->fd;

@@ -24,9 +24,10 @@ the frame checks) is the same code in the same order.
   first, in the same callback), and unwatch waits for a read under way (it never blocks), so a closed connection's
   number is never read when it is reused. If the epoll set refuses a socket, asyncio reads that connection.
 
-TLS connections are read by asyncio (their bytes go through the SSL protocol first), and so are the connections the
-early shell hands over (coordinator/early.py). Without the extension (no build, ``REBALANCE_LAB_COMPILED=0``)
-:meth:`Receiver.start` gives None and asyncio reads every connection.
+TLS connections are read by asyncio (their bytes go through the SSL protocol first); the connections the early shell
+hands over (coordinator/early.py) are read by the thread too, after the bytes the early shell had read. Without the
+extension (no build, ``REBALANCE_LAB_COMPILED=0``) :meth:`Receiver.start` gives None and asyncio reads every
+connection.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ from asyncio import selector_events
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from rebalance_lab.coordinator.wake_pipe import WakePipe
 from rebalance_lab.native import native
 
 __all__ = ["CONNECTION_CAP", "TOTAL_CAP", "Reader", "ReceivedProtocol", "Receiver"]
@@ -69,20 +71,16 @@ class Receiver:
 
     def __init__(self, loop: asyncio.AbstractEventLoop, make_reader: Callable[[int, int, int], Reader]) -> None:
         self._loop = loop
-        self._wake, wake_w = os.pipe()  # the thread writes a byte when it has read a batch
-        os.set_blocking(self._wake, False)
-        os.set_blocking(wake_w, False)
-        self._wake_w = wake_w
+        self._pipe = WakePipe(loop)  # the thread writes a byte when it has read a batch
         try:
-            self._reader = make_reader(wake_w, CONNECTION_CAP, TOTAL_CAP)
+            self._reader = make_reader(self._pipe.write_fd, CONNECTION_CAP, TOTAL_CAP)
         except BaseException:
-            os.close(self._wake)
-            os.close(wake_w)
+            self._pipe.close()
             raise
         # token -> (the connection's stream reader, its protocol, its transport)
         self._watched: dict[int, tuple[asyncio.StreamReader, asyncio.Protocol, Any]] = {}
         self._closed = False
-        loop.add_reader(self._wake, self._report)
+        self._pipe.listen(self._report)
 
     @classmethod
     def start(cls, loop: asyncio.AbstractEventLoop) -> Receiver | None:
@@ -124,9 +122,7 @@ class Receiver:
             return
         self._closed = True
         self._reader.close()
-        self._loop.remove_reader(self._wake)
-        os.close(self._wake)
-        os.close(self._wake_w)
+        self._pipe.close()
 
     def _report(self) -> None:
         if self._closed:
@@ -154,11 +150,7 @@ class Receiver:
 
     def _take(self) -> list[tuple[int, bytes | int]] | None:
         """What the thread read since the last take; None if nothing can be fed now."""
-        try:
-            while os.read(self._wake, 4096):  # first: a batch read after take() writes its byte again
-                pass
-        except BlockingIOError:
-            pass
+        self._pipe.drain()  # first: a batch read after take() writes its byte again
         try:
             return self._reader.take()
         except MemoryError:  # the thread keeps them: ask again (not once closed: the pipe is gone)

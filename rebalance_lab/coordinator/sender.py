@@ -32,10 +32,10 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-import os
 from collections.abc import Callable
 from typing import Protocol
 
+from rebalance_lab.coordinator.wake_pipe import WakePipe
 from rebalance_lab.native import native
 
 __all__ = ["CHUNK", "BurstSender", "Worker"]
@@ -62,21 +62,17 @@ class BurstSender:
 
     def __init__(self, loop: asyncio.AbstractEventLoop, make_worker: Callable[[int], Worker]) -> None:
         self._loop = loop
-        self._wake, wake_w = os.pipe()  # the thread writes a byte when a batch is finished
-        os.set_blocking(self._wake, False)
-        os.set_blocking(wake_w, False)
-        self._wake_w = wake_w
+        self._pipe = WakePipe(loop)  # the thread writes a byte when a batch is finished
         try:
-            self._worker = make_worker(wake_w)
+            self._worker = make_worker(self._pipe.write_fd)
         except BaseException:
-            os.close(self._wake)
-            os.close(wake_w)
+            self._pipe.close()
             raise
         self._done: dict[int, Callable[[int], None]] = {}  # offered, not yet reported (one per parked connection)
         self._tokens = itertools.count()
         self._submitted = 0  # offered, not yet handed to the thread
         self._closed = False
-        loop.add_reader(self._wake, self._report)
+        self._pipe.listen(self._report)
 
     @classmethod
     def start(cls, loop: asyncio.AbstractEventLoop) -> BurstSender | None:
@@ -119,10 +115,8 @@ class BurstSender:
         self._closed = True
         self._submitted = 0
         self._worker.close()  # hands over what was offered and joins the thread: its sends never block
-        self._loop.remove_reader(self._wake)
         self._report()
-        os.close(self._wake)
-        os.close(self._wake_w)
+        self._pipe.close()
 
     def _flush(self) -> None:
         if self._submitted:
@@ -130,11 +124,7 @@ class BurstSender:
             self._worker.flush()
 
     def _report(self) -> None:
-        try:
-            while os.read(self._wake, 4096):  # first: a batch finished after take() writes its byte again
-                pass
-        except BlockingIOError:
-            pass
+        self._pipe.drain()  # first: a batch finished after take() writes its byte again
         try:
             finished = self._worker.take()
         except MemoryError:  # the thread keeps them: ask again (not once closed: the pipe is gone)

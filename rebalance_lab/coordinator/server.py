@@ -215,7 +215,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
         loop = self._loop
         assert loop is not None
 
-        receiver = self._receiver if security.ssl_context is None else None
+        receiver = self._receiver  # it reads plaintext connections only (a TLS transport is another class)
         forget = None if self._sender is None else self._sender.forget
 
         def protocol() -> asyncio.StreamReaderProtocol:

@@ -392,7 +392,7 @@ async def test_a_parked_answer_the_sender_did_not_finish_is_finished_by_the_tran
     sender = server._sender
     assert sender is not None
     first, first_id, second, second_id, generation = await _stable_pair(server)
-    monkeypatch.setattr(sender, "_worker", _Partial(outcome, sender._wake_w))
+    monkeypatch.setattr(sender, "_worker", _Partial(outcome, sender._pipe.write_fd))
     await first.send_raw(_join(first_id, 90))
     await _until(lambda: len(_parked(server)) == 1)
     await second.send_raw(_join(second_id, 91))

@@ -273,7 +273,7 @@ def _making(made: list[_Flaky]) -> Callable[[int, int, int], _Flaky]:
 
 
 async def _wake(receiver: Receiver) -> None:
-    os.write(receiver._wake_w, b"r")
+    os.write(receiver._pipe.write_fd, b"r")
     for _ in range(10):
         await asyncio.sleep(0.005)
 
@@ -302,7 +302,7 @@ async def test_a_retry_due_after_close_reads_nothing() -> None:
     flaky: list[_Flaky] = []
     receiver = Receiver(loop, _making(flaky))
     flaky[0].outcomes = [MemoryError(), [(7, b"late")]]
-    os.write(receiver._wake_w, b"r")
+    os.write(receiver._pipe.write_fd, b"r")
     await asyncio.sleep(0.002)  # taken once: the retry is scheduled
     receiver.close()
     await asyncio.sleep(0.05)
