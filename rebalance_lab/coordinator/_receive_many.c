@@ -17,8 +17,10 @@
  *   close()                             end the thread (joined without the GIL)
  *
  * The loop closes a socket only after unwatch(), so its descriptor number is never reused under a read; a token names
- * a slot and its generation, so a readiness the thread took before unwatch() never reads a slot used again. Each read takes at most READ_SIZE bytes (asyncio's own), non-blocking. What was read and not yet taken
- * is bounded per connection (``connection_cap``: the socket is not read again until the loop takes some) and in all
+ * a slot and its generation, so a readiness the thread took before unwatch() never reads a slot used again. Each read
+ * takes at most READ_SIZE bytes (asyncio's own), non-blocking. What was read and not yet taken, each chunk counted
+ * with CHUNK_COST bytes of bookkeeping beside its data (a peer sending byte by byte cannot pile up chunks the bound
+ * does not see), is bounded per connection (``connection_cap``: the socket is not read again until the loop takes some) and in all
  * (``total_cap``: the thread waits); the bytes the loop does not take stay in the kernel's socket buffer, which holds
  * the peer back as the loop's own reads would. After a batch the thread writes one byte to ``wake_fd`` (a
  * non-blocking pipe the loop reads) unless it did so since the last take(): the loop wakes once per batch.
@@ -43,6 +45,7 @@
 #define READ_SIZE (256 * 1024) /* asyncio's max_size for a socket transport's read */
 #define EVENTS 256
 #define STOP_KEY UINT64_MAX /* the eventfd close() writes to */
+#define CHUNK_COST 64 /* a chunk's bookkeeping beside its data: its entry and its allocation's header */
 
 typedef struct {
     int fd;                 /* the socket the thread reads (the loop's); -1 when the slot is free */
@@ -51,7 +54,7 @@ typedef struct {
     int paused, capped;     /* not read: the loop paused it / too much of it not yet taken */
     int ended;              /* end of stream or an error was read: read no more */
     int registered;         /* in the epoll set: only while read (EPOLLHUP and EPOLLERR come regardless of the mask) */
-    Py_ssize_t outstanding; /* bytes read, not yet taken */
+    Py_ssize_t outstanding; /* bytes read, not yet taken, with CHUNK_COST each */
 } Slot;
 
 typedef struct {
@@ -171,8 +174,8 @@ static void read_one(Reader *self, uint64_t token, char *buffer) {
     }
     slot = &self->slots[token >> 32];
     if (r > 0) {
-        slot->outstanding += r;
-        self->total += r;
+        slot->outstanding += r + CHUNK_COST;
+        self->total += r + CHUNK_COST;
         slot->capped = slot->outstanding >= self->connection_cap;
     } else {
         slot->ended = 1;
@@ -427,10 +430,10 @@ static PyObject *Reader_take(Reader *self, PyObject *unused) {
         if (chunks[i].size <= 0 || chunks[i].data == NULL) {
             continue;
         }
-        self->total -= chunks[i].size;
+        self->total -= chunks[i].size + CHUNK_COST;
         Slot *slot = slot_of(self, chunks[i].token);
         if (slot != NULL) {
-            slot->outstanding -= chunks[i].size;
+            slot->outstanding -= chunks[i].size + CHUNK_COST;
             if (slot->capped && slot->outstanding < self->connection_cap) {
                 slot->capped = 0;
                 set_reading(self, slot, chunks[i].token);

@@ -14,7 +14,8 @@ the frame checks) is the same code in the same order.
   the thread's reading of that socket.
 * **Bounded**: the thread reads at most 256 KiB at a time (asyncio's own read size); a connection with
   :data:`CONNECTION_CAP` bytes read and not yet taken is not read again until the loop takes them, and with
-  :data:`TOTAL_CAP` bytes in all the thread waits. What it does not read stays in the kernel's socket buffer and holds
+  :data:`TOTAL_CAP` bytes in all the thread waits (each chunk counts 64 bytes of bookkeeping beside its data, so a peer
+  sending byte by byte is bounded too). What it does not read stays in the kernel's socket buffer and holds
   the peer back, as when the loop is busy.
 * **The end**: an end of stream is passed to the protocol's ``eof_received`` (the transport closes unless it keeps
   the connection half-open), a read error to the transport's ``_fatal_error``, exactly as asyncio's transport does;

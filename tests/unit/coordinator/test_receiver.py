@@ -146,6 +146,24 @@ def test_what_is_read_and_not_yet_taken_is_bounded_per_connection_and_in_all(
         waiting.close()
 
 
+def test_each_chunk_counts_its_bookkeeping_so_a_peer_sending_byte_by_byte_is_bounded_too(
+        pairs: SocketPairs) -> None:
+    capped = _Thread(connection_cap=100, total_cap=1 << 20)  # two chunks of one byte: 2 + 2 x 64 (CHUNK_COST)
+    try:
+        ours, peer = pairs.make()
+        token = capped.reader.watch(ours.fileno())
+        for byte in (b"a", b"b"):
+            peer.sendall(byte)
+            select.select([capped.wake], [], [], 5)
+            time.sleep(0.1)  # read alone, as its own chunk
+        peer.sendall(b"c")
+        time.sleep(0.2)  # not read: 130 counted against a cap of 100, though only 2 bytes are held
+        assert capped.reader.take() == [(token, b"a"), (token, b"b")]
+        assert capped.chunks(lambda got: bool(got)) == [(token, b"c")]
+    finally:
+        capped.close()
+
+
 def test_an_unwatched_socket_is_read_no_more_and_its_reused_number_is_a_new_token(
         thread: _Thread, pairs: SocketPairs) -> None:
     ours, peer = pairs.make()
