@@ -23,7 +23,8 @@ INDEX = "native.txt"
 
 #: C extensions: module name -> its source, relative to the package.
 NATIVE = {"rebalance_lab.coordinator._send_many": "coordinator/_send_many.c",
-          "rebalance_lab.coordinator._receive_many": "coordinator/_receive_many.c"}
+          "rebalance_lab.coordinator._receive_many": "coordinator/_receive_many.c",
+          "rebalance_lab.protocol._classic_group": "protocol/_classic_group.c"}
 
 
 def suffix() -> str:

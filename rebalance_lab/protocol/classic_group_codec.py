@@ -27,10 +27,11 @@ has no null) returns None and the generic codec writes it (and refuses it as it 
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rebalance_lab.native import native
 from rebalance_lab.protocol.fast_reader import Unusual, compact_length_at, compact_string_at, string16_at
 from rebalance_lab.protocol.wire_primitives import request_header, uvarint
 
@@ -127,7 +128,7 @@ class SyncGroupResponse:
 # -- reading -----------------------------------------------------------------------------------------------------
 
 
-def decode_join_request(payload: bytes, max_bytes: int | None = MAX_FAST_BYTES
+def decode_join_request_py(payload: bytes, max_bytes: int | None = MAX_FAST_BYTES
                         ) -> tuple[int, str, JoinGroupRequest] | None:
     """(correlation id, client id, body) of a JoinGroup v0-9, or None for the generic codec; ``max_bytes`` None:
     any size (the shell's codec thread reads a big one so, server.py)."""
@@ -215,7 +216,7 @@ def _join_compact(data: bytes, pos: int, version: int) -> JoinGroupRequest | Non
                             reason, protocols_key)
 
 
-def decode_sync_request(payload: bytes, max_bytes: int | None = MAX_FAST_BYTES
+def decode_sync_request_py(payload: bytes, max_bytes: int | None = MAX_FAST_BYTES
                         ) -> tuple[int, str, SyncGroupRequest] | None:
     """(correlation id, client id, body) of a SyncGroup v0-5, or None for the generic codec; ``max_bytes`` None:
     any size (the leader's SyncGroup of thousands of assignments, read in the shell's codec thread: server.py)."""
@@ -323,7 +324,7 @@ def _compact_nullable(value: str | None) -> bytes:
 _ENCODE_ERRORS = (Unusual, struct.error, TypeError, AttributeError)
 
 
-def encode_join_response(response: JoinGroupResponse, correlation_id: int) -> bytes | None:
+def encode_join_response_py(response: JoinGroupResponse, correlation_id: int) -> bytes | None:
     """The framed answer (size, header, body) as the generic codec writes it, or None to leave it to that codec."""
     try:
         if response.version >= JOIN_FLEXIBLE:
@@ -376,7 +377,7 @@ def _join_compact_answer(response: JoinGroupResponse, correlation_id: int) -> by
     return _framed(parts, correlation_id, True)
 
 
-def encode_sync_response(response: SyncGroupResponse, correlation_id: int) -> bytes | None:
+def encode_sync_response_py(response: SyncGroupResponse, correlation_id: int) -> bytes | None:
     """The framed answer as the generic codec writes it, or None to leave it to that codec."""
     version = response.version
     assignment = response.assignment
@@ -400,3 +401,21 @@ def _framed(parts: list[bytes], correlation_id: int, flexible: bool) -> bytes:
     size = 4 + flexible + sum(map(len, parts))  # correlation id, response header v1's tags, body
     head = _HEADER.pack(size, correlation_id)
     return b"".join((head, b"\x00", *parts) if flexible else (head, *parts))
+
+
+# -- the C twin ----------------------------------------------------------------------------------------------------
+# _classic_group.c reads and writes the usual shape itself and hands anything else to the functions above, with the
+# same arguments (its docstring; tests/unit/protocol/test_classic_group_native.py): the names the callers use are its
+# functions when the compiled build has it, else these.
+
+DecodeRequest = Callable[..., "tuple[int, str, Any] | None"]
+EncodeResponse = Callable[[Any, int], "bytes | None"]
+NATIVE = native("rebalance_lab.protocol._classic_group")
+if NATIVE is not None:
+    NATIVE.setup((JoinGroupProtocol, JoinGroupRequest, SyncGroupAssignment, SyncGroupRequest),
+                 (decode_join_request_py, decode_sync_request_py, encode_join_response_py, encode_sync_response_py),
+                 MAX_FAST_BYTES)
+decode_join_request: DecodeRequest = decode_join_request_py if NATIVE is None else NATIVE.decode_join_request
+decode_sync_request: DecodeRequest = decode_sync_request_py if NATIVE is None else NATIVE.decode_sync_request
+encode_join_response: EncodeResponse = encode_join_response_py if NATIVE is None else NATIVE.encode_join_response
+encode_sync_response: EncodeResponse = encode_sync_response_py if NATIVE is None else NATIVE.encode_sync_response

@@ -1,5 +1,7 @@
 """The layers read top-down (STYLE.md): cli -> api -> control/faults/observe/scenarios -> coordinator/replay
--> clients -> protocol. ``protocol/`` is the floor: it imports nothing of ours from any layer above it."""
+-> clients -> protocol -> native. ``protocol/`` imports nothing of ours from any layer above it; below it is only
+``native.py``, the loader of the build's C extensions, which imports nothing of ours (the classic JoinGroup/SyncGroup
+fast path has a C twin there)."""
 
 from __future__ import annotations
 
@@ -36,7 +38,8 @@ def _imports_of_layer(layer: str) -> dict[str, set[str]]:
 
 def test_protocol_imports_nothing_of_ours_outside_protocol() -> None:
     outside = {
-        module: sorted(name for name in names if not name.startswith("rebalance_lab.protocol"))
+        module: sorted(name for name in names
+                       if not name.startswith("rebalance_lab.protocol") and name != "rebalance_lab.native")
         for module, names in _imports_of_layer("protocol").items()
     }
     assert {module: names for module, names in outside.items() if names} == {}
@@ -50,3 +53,7 @@ def test_the_import_finder_sees_absolute_relative_and_package_imports() -> None:
         "rebalance_lab.clients", "rebalance_lab.api", "rebalance_lab.protocol",
         "rebalance_lab.coordinator.server", "rebalance_lab.cli", "rebalance_lab.observe",
     }
+
+
+def test_native_imports_nothing_of_ours() -> None:
+    assert _our_imports((PACKAGE / "native.py").read_text(), "rebalance_lab") == set()
