@@ -329,6 +329,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
             # callbacks already queued; this runs after the ones taken so far, not after any taken later (a
             # stream of JoinGroups cannot hold it back), and an arrival meanwhile has nothing more to fire.
             self._armed_due = math.inf
+            self._deferred = None  # requests taken from now on are handled after this timer turn (arrival._defer)
             self._timer = self._loop.call_soon(self._fire_after, self._taken)
             return
         self._fire_now()

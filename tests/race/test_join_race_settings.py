@@ -287,3 +287,33 @@ async def test_an_expiration_run_by_an_arrival_waits_for_the_requests_received_b
             assert fired == ["expiration"]
         finally:
             await srv.stop()
+
+
+async def test_requests_taken_before_a_timer_turn_are_handled_before_it_and_those_after_after_it() -> None:
+    """JoinGroup/SyncGroups taken at arrival one after another share one callback (arrival.py's _defer); a timer turn
+    closes it, so a request taken after the expiration's turn is handled after the expiration, and one that raises
+    leaves the others of its batch handled."""
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        srv = await _late_timer_turns(monkeypatch, latency_s=0.0)
+        try:
+            order: list[Any] = []
+
+            def answer(cid: int, out: Any, reader: Any, admitted: Any) -> None:
+                srv._handled += 1
+                order.append(cid)
+                if cid == 1:
+                    raise RuntimeError("a bug in one request's handling")
+
+            monkeypatch.setattr(srv, "_answer_deferred", answer)
+            monkeypatch.setattr(srv.world, "fire_timers", lambda: order.append("expiration"))
+            reader = type("Reader", (), {"parked": False})()
+            srv._defer(1, None, reader, None)  # type: ignore[arg-type]
+            srv._defer(2, None, reader, None)  # type: ignore[arg-type]
+            srv._fire_timers()  # the expiration's time found past: it waits for the two taken before it
+            srv._defer(3, None, reader, None)  # type: ignore[arg-type]
+            for _ in range(3):
+                await asyncio.sleep(0)
+            assert order == [1, 2, "expiration", 3]
+            assert reader.parked
+        finally:
+            await srv.stop()
