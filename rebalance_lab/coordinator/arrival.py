@@ -273,7 +273,7 @@ class ArrivalPath:
             return  # closed meanwhile
         if sent < len(response):
             out.write(response[sent:] if sent > 0 else response)  # the transport keeps it, or reports its error
-        reader.unpark()
+        reader.unpark(now=True)  # the sender's report, a callback of its own: what arrived meanwhile is taken now
 
 
 class _Waiting(NamedTuple):

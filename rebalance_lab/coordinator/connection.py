@@ -167,15 +167,20 @@ class ArrivingReader(asyncio.StreamReader):
             return
         super().feed_eof()
 
-    def unpark(self, handoff: Awaitable[Any] | None = None) -> None:
-        """The parked request's answer is written (or left to the task as ``handoff``): carry on in order."""
+    def unpark(self, handoff: Awaitable[Any] | None = None, *, now: bool = False) -> None:
+        """The parked request's answer is written (or left to the task as ``handoff``): carry on in order.
+
+        What arrived meanwhile is offered as if it arrived now (the task still waits with nothing half-received: a
+        follower's SyncGroup read before the sender's thread reported its JoinGroup answer sent, sender.py): with
+        ``now``, at once (the caller is a callback of its own, the sender's report); else on the loop's next turn, as
+        this may run inside the callback resolving a group's answers, which must not take another request
+        meanwhile. Until then it stays parked: what arrives is kept behind.
+        """
         stream: Any = self  # CPython's StreamReader: its buffer, and the read waiting on it
         if handoff is None and stream._buffer and self.answer is not None:
-            # What arrived meanwhile is offered as if it arrived now (the task still waits with nothing half-received:
-            # a follower's SyncGroup read before the sender's thread reported its JoinGroup answer sent, sender.py),
-            # on the loop's next turn: this may run inside the callback resolving a group's answers, which must not
-            # take another request meanwhile. Until then it stays parked: what arrives is kept behind.
-            if not self._resuming:
+            if now and not self._resuming:
+                self._resume()
+            elif not self._resuming:
                 self._resuming = True
                 self._loop.call_soon(self._resume)  # type: ignore[attr-defined]  # CPython's StreamReader
             return
