@@ -116,6 +116,7 @@ class ArrivalPath:
                 break
             pos = stop
             if isinstance(answer, _Waiting):
+                self._idle.begin(cid)
                 self._park(cid, out, reader, answer)
                 break
             if not isinstance(answer, bytes):
@@ -125,11 +126,17 @@ class ArrivalPath:
             if time.perf_counter() - started >= TURN_S:
                 break
         if pos:
-            self._idle.touch(cid)
-            out.flush()
-            if not reader.parked:  # a request that parked armed the timer itself, after the answers before it
-                self._arm_soon()
+            self._answered_at_arrival(cid, out, reader)
         return pos
+
+    def _answered_at_arrival(self, cid: int, out: Output, reader: ArrivingReader) -> None:
+        """The answers given at arrival leave in one write; unless a request is in flight now (it parked, or waits
+        for the next turn: its answer stamps the connection active, ``_idle.end``, and it arms the timer itself,
+        after the answers before it) the connection was active now and the timer is armed once this turn ends."""
+        out.flush()
+        if not reader.parked:
+            self._idle.touch(cid)
+            self._arm_soon()
 
     def _admit(self, cid: int, node: BrokerNode, host: str, session: ConnectionSecurity,
                fast: tuple[int, Callable[[bytes], tuple[int, str, Any] | None]],
@@ -233,8 +240,7 @@ class ArrivalPath:
         path leaves it: in flight, hence not idle, and read no further until the answer is written (the reader
         keeps what arrives meanwhile, connection.py).
         """
-        reader.parked = True
-        self._idle.begin(cid)
+        reader.parked = True  # in flight since it was taken (the caller began it: _defer, _answer_arriving)
         # A partial, not a closure: called with the answer's body, it runs no Python frame of its own (a full
         # rebalance resolves 2N of them in two bursts, issue 22)
         waiting.parked.on_resolve = functools.partial(self._write_parked, cid, out, reader, waiting.correlation_id)

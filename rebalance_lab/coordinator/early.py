@@ -147,7 +147,7 @@ class EarlyShell:
 
     def _timeout(self) -> float | None:
         world = self.core.world
-        deadline = None if world.clock.manual else world.next_deadline()
+        deadline = None if world.clock.manual else world.deadline_bound()
         if deadline is None:
             self._armed = None
             return None

@@ -80,7 +80,8 @@ class GroupService:
             world.timer_latency_s = self._latency.sample_s
         group_config = dataclasses.replace(config.group, join_race=race)
         self.coordinator = GroupCoordinator(group_config, config.flavor, new_uuid=uuid_source(config.seed))
-        self._classic_deadline = self.coordinator.next_deadline  # bound once: asked after every request
+        self._classic_deadline = self.coordinator.next_deadline
+        self._classic_bound = self.coordinator.deadline_bound  # bound once: asked after every request
         self._consumer_ids = uuid_source(None if config.seed is None else config.seed + 1)
         self._consumer: ConsumerGroupCoordinator | None = None
         self._routing: GroupRouting | None = None
@@ -126,8 +127,9 @@ class GroupService:
         # join_race "sampled": a classic timer this request made due expires on the shell's timer turn instead,
         # after the modelled expiration latency, as a broker queues it behind the requests it has already
         # received (unless the draw says it overtook them).
-        deadline = self._classic_deadline()
-        if deadline is not None and deadline <= now and (self._latency is None or self._latency.overtakes()):
+        deadline = self._classic_bound()  # at most the earliest: past it, the exact one decides
+        if deadline is not None and deadline <= now and (deadline := self._classic_deadline()) is not None \
+                and deadline <= now and (self._latency is None or self._latency.overtakes()):
             self.apply(self.coordinator.fire_timers(now))
         if self._consumer is not None:
             self.apply(self._consumer.fire_timers(now, self.topics()))
@@ -231,6 +233,16 @@ class GroupService:
 
     def next_deadline(self) -> int | None:
         classic = self._classic_deadline()
+        if self._consumer is None:
+            return classic
+        consumer = self._consumer.next_deadline()
+        if classic is None or consumer is None:
+            return consumer if classic is None else classic
+        return min(classic, consumer)
+
+    def deadline_bound(self) -> int | None:
+        """At most :meth:`next_deadline`, None only when it is None (the shell arms its timer at it, timers.py)."""
+        classic = self._classic_bound()
         if self._consumer is None:
             return classic
         consumer = self._consumer.next_deadline()

@@ -280,7 +280,7 @@ class EmulatorServer(RequestCore, ArrivalPath):
     def _arm_timer(self) -> None:
         if self._loop is None or self._world is None:
             return
-        deadline = None if self._world.clock.manual else self._world.next_deadline()
+        deadline = None if self._world.clock.manual else self._world.deadline_bound()
         if self._timer is not None and deadline == self._armed_deadline:
             return  # most requests leave the earliest deadline where it was
         if self._timer is not None:

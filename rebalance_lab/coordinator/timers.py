@@ -39,15 +39,24 @@ class TimerQueue(Generic[K, P]):
         self._entries: dict[K, list[Any]] = {}
         self._heap: list[tuple[int, int, K]] = []
         self._seq = itertools.count()
-        # The earliest deadline, kept until a timer changes: the shell asks after every turn and the group
-        # service after every request, and most requests (a rejoin, a sync) set no timer (issue 22).
+        # The earliest deadline (None: no timer) while _known: at most the real one, and equal to it while _exact.
+        # The shell asks after every request and most requests set no timer or move one later, which cannot make the
+        # earliest earlier: the bound stands (deadline_bound), and the heap's stale anchors wait for the next exact
+        # question (next_deadline, pop_due) rather than being pushed again one request at a time (issue 22).
         self._earliest: int | None = None
-        self._earliest_known = False
+        self._known = True
+        self._exact = True
 
     def schedule(self, key: K, at: int, payload: P) -> None:
-        self._earliest_known = False
         seq = next(self._seq)
         entry = self._entries.get(key)
+        if self._known:
+            earliest = self._earliest
+            if entry is not None and at >= entry[0]:
+                if entry[0] == earliest:  # the earliest itself moved later: the bound stands, no longer exact
+                    self._exact = False
+            elif earliest is None or at < earliest:
+                self._earliest = at  # earlier than every other: exactly the earliest if the bound was exact
         if entry is not None and entry[3] <= at:  # its anchor surfaces in time: no push
             entry[0], entry[1], entry[2] = at, seq, payload
             return
@@ -55,9 +64,13 @@ class TimerQueue(Generic[K, P]):
         heapq.heappush(self._heap, (at, seq, key))
 
     def cancel(self, key: K) -> bool:
-        if self._entries.pop(key, None) is None:
+        entry = self._entries.pop(key, None)
+        if entry is None:
             return False
-        self._earliest_known = False
+        if not self._entries:
+            self._earliest, self._known, self._exact = None, True, True
+        elif entry[0] == self._earliest:
+            self._exact = False  # a later one is the earliest now: the bound stands
         return True
 
     def is_scheduled(self, key: K) -> bool:
@@ -68,16 +81,22 @@ class TimerQueue(Generic[K, P]):
         return None if entry is None else int(entry[0])
 
     def next_deadline(self) -> int | None:
-        if not self._earliest_known:
+        """The earliest deadline, or None when no timer is pending."""
+        if not (self._known and self._exact):
             self._drop_stale()
             self._earliest = self._heap[0][0] if self._heap else None
-            self._earliest_known = True
+            self._known = self._exact = True
         return self._earliest
+
+    def deadline_bound(self) -> int | None:
+        """At most the earliest deadline (None only when no timer is pending): a timer armed at it fires no later
+        than the first one is due, and finds it due or finds nothing (then asks :meth:`next_deadline`)."""
+        return self._earliest if self._known else self.next_deadline()
 
     def pop_due(self, now: int) -> list[Due[K, P]]:
         """Remove and return every timer with ``at <= now``, earliest first (ties: scheduling order)."""
         due: list[Due[K, P]] = []
-        self._earliest_known = False
+        self._known = False
         while True:
             self._drop_stale()
             if not self._heap or self._heap[0][0] > now:

@@ -49,6 +49,7 @@ class World:
         # Kafka's authorizer.class.name: None (no authorizer, the ACL APIs answer SECURITY_DISABLED) without an ACL file
         self.authorizer = authorizer_for(config.acl_file, config.super_users, config.allow_everyone_if_no_acl_found)
         self._timed: list[Timed] = []
+        self._bounds: list[Callable[[], int | None]] = []  # each component's deadline_bound, or its next_deadline
         # How long after its deadline the shell runs a timer turn (seconds): 0 unless the group service
         # models a broker's expiration latency (coordinator/join_race.py, join_race="sampled").
         self.timer_latency_s: Callable[[], float] = lambda: 0.0
@@ -59,6 +60,7 @@ class World:
 
     def register_timed(self, component: Timed) -> None:
         self._timed.append(component)
+        self._bounds.append(getattr(component, "deadline_bound", component.next_deadline))
 
     def on_wake(self, waker: Callable[[], None]) -> None:
         """The shell re-arms its timer when a component's deadlines change outside a request."""
@@ -67,6 +69,16 @@ class World:
     def wake(self) -> None:
         for waker in self._wakers:
             waker()
+
+    def deadline_bound(self) -> int | None:
+        """At most the earliest deadline of any component, None only when none is pending: what the shell arms its
+        timer at after every request (a timer armed early fires nothing and arms again; timers.py)."""
+        earliest = None
+        for bound in self._bounds:
+            deadline = bound()
+            if deadline is not None and (earliest is None or deadline < earliest):
+                earliest = deadline
+        return earliest
 
     def next_deadline(self) -> int | None:
         """The earliest deadline of any component (asked after every read of a connection: no lists made)."""

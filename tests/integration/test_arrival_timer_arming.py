@@ -67,8 +67,8 @@ async def test_heartbeats_answered_at_arrival_in_one_loop_turn_ask_for_the_next_
     members = [await _alone_in(server, f"g{i}") for i in range(6)]
     await asyncio.sleep(0.05)  # the joins' own re-arms are done
     asked: list[int] = []
-    next_deadline = server.world.next_deadline
-    monkeypatch.setattr(server.world, "next_deadline", lambda: asked.append(1) or next_deadline())
+    deadline_bound = server.world.deadline_bound
+    monkeypatch.setattr(server.world, "deadline_bound", lambda: asked.append(1) or deadline_bound())
     for conn, frame in members:  # six writes without yielding: the server reads all six in one loop turn
         conn.writer.write(frame)
     answers = [await conn.read_frame() for conn, _ in members]

@@ -72,6 +72,7 @@ class GroupTimers:
         self._next_seq = 0
         # The queue's own method, bound once: the group service and the shell ask after every request (issue 22)
         self.next_deadline: Callable[[], int | None] = self._queue.next_deadline
+        self.deadline_bound: Callable[[], int | None] = self._queue.deadline_bound  # at most the earliest (timers.py)
 
     def schedule(self, key: TimerKey, at_ms: int, payload: TimerPayload) -> None:
         seq = self._next_seq

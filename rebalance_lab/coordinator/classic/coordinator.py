@@ -57,6 +57,8 @@ class GroupCoordinator:
         self._loading = False
         # The earliest timer deadline, or None: the timer queue's method itself (asked after every request)
         self.next_deadline: Callable[[], int | None] = self._core.timers.next_deadline
+        # At most the earliest deadline, None only when none: what the shell arms its timer at (timers.py)
+        self.deadline_bound: Callable[[], int | None] = self._core.timers.deadline_bound
 
     def set_loading(self, loading: bool) -> None:
         """Imitate a coordinator still loading its partition (fault injection; spec §15 #6)."""
