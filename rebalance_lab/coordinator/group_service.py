@@ -232,17 +232,13 @@ class GroupService:
     # -- Timed ---------------------------------------------------------------------------
 
     def next_deadline(self) -> int | None:
-        classic = self._classic_deadline()
-        if self._consumer is None:
-            return classic
-        consumer = self._consumer.next_deadline()
-        if classic is None or consumer is None:
-            return consumer if classic is None else classic
-        return min(classic, consumer)
+        return self._with_consumer(self._classic_deadline())
 
     def deadline_bound(self) -> int | None:
         """At most :meth:`next_deadline`, None only when it is None (the shell arms its timer at it, timers.py)."""
-        classic = self._classic_bound()
+        return self._with_consumer(self._classic_bound())
+
+    def _with_consumer(self, classic: int | None) -> int | None:
         if self._consumer is None:
             return classic
         consumer = self._consumer.next_deadline()

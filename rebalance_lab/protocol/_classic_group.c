@@ -196,180 +196,138 @@ static int start(PyObject *const *args, Py_ssize_t nargs, Reader *r) {
     return r->n > bound ? 0 : 1;
 }
 
-static PyObject *triple(long correlation, PyObject *client, PyObject *body) {
-    if (body == NULL) {
-        Py_DECREF(client);
-        return NULL;
+/* The C reads the payload (1), or *out holds the answer (0): None over the bound, or the Python decoder's verdict. */
+static int opened(PyObject *const *args, Py_ssize_t nargs, PyObject *python, Reader *r, PyObject **out) {
+    int begun = start(args, nargs, r);
+    if (begun == 1) return 1;
+    *out = begun == 0 ? Py_NewRef(Py_None) : delegate(python, args, nargs);
+    return 0;
+}
+
+/* What a decoder has read: the header's correlation id and client id, the body's fields in its class's order (each a
+ * new reference; NULL while not read). */
+typedef struct {
+    long correlation;
+    PyObject *client;
+    PyObject *f[10];
+} Read;
+
+static void release(Read *d) {
+    Py_CLEAR(d->client);
+    for (size_t i = 0; i < sizeof d->f / sizeof d->f[0]; i++) Py_CLEAR(d->f[i]);
+}
+
+/* (correlation id, client id, cls(*fields)), or NULL with an error. */
+static PyObject *made(Read *d, PyObject *cls, int n) {
+    PyObject *body = PyObject_Vectorcall(cls, d->f, n, NULL), *out = NULL;
+    if (body != NULL) {
+        PyObject *id = PyLong_FromLong(d->correlation);
+        if (id != NULL) out = PyTuple_Pack(3, id, d->client, body);
+        Py_XDECREF(id);
+        Py_DECREF(body);
     }
-    PyObject *id = PyLong_FromLong(correlation);
-    PyObject *out = id == NULL ? NULL : PyTuple_Pack(3, id, client, body);
-    Py_XDECREF(id);
-    Py_DECREF(client);
-    Py_DECREF(body);
+    release(d);
     return out;
 }
 
-#define READ(var, expr)       \
-    do {                      \
-        var = (expr);         \
+/* Input the C does not take: the Python decoder's verdict (or an error raised meanwhile: out of memory is no verdict
+ * on the bytes). */
+static PyObject *unusual(Read *d, PyObject *python, PyObject *const *args, Py_ssize_t nargs) {
+    release(d);
+    return PyErr_Occurred() ? NULL : delegate(python, args, nargs);
+}
+
+/* A flexible struct's tagged fields: only an empty set is taken. */
+static int no_tags_at(Reader *r) {
+    if (r->pos >= r->n || r->p[r->pos] != 0) return -1;
+    r->pos++;
+    return 0;
+}
+
+static PyObject *string_at(Reader *r, int compact) {
+    return compact ? compact_string_at(r) : string16_at(r);
+}
+
+/* An array's length: compact, or an int32. */
+static int count_at(Reader *r, int compact, int64_t *count) {
+    if (compact) return compact_length_at(r, count);
+    long count32;
+    if (int32_at(r, &count32) < 0) return -1;
+    *count = count32;
+    return 0;
+}
+
+#define READ(var, expr)                \
+    do {                               \
+        var = (expr);                  \
         if (var == NULL) goto unusual; \
     } while (0)
 
+enum { J_VERSION, J_GROUP, J_SESSION, J_REBALANCE, J_MEMBER, J_INSTANCE, J_TYPE, J_PROTOCOLS, J_REASON, J_KEY, J_N };
+
 static PyObject *decode_join_request(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Reader r;
-    int begun = start(args, nargs, &r);
-    if (begun <= 0) {
-        if (begun == 0) Py_RETURN_NONE;
-        return delegate(py_decode_join, args, nargs);
-    }
+    PyObject *out;
+    if (!opened(args, nargs, py_decode_join, &r, &out)) return out;
+    Read d = {0};
+    PyObject **f = d.f;
     int version;
-    long correlation, session, rebalance = -1;
-    PyObject *client = NULL, *group = NULL, *member = NULL, *instance = NULL, *type = NULL, *protocols = NULL,
-             *reason = NULL, *key = NULL;
-    if (header_at(&r, JOIN_KEY, JOIN_LAST, &version, &correlation, &client) < 0) goto unusual;
-    int compact = version >= JOIN_FLEXIBLE;
+    long session, rebalance = -1;
     int64_t count;
-    if (compact) {
-        if (r.pos >= r.n || r.p[r.pos] != 0) goto unusual; /* the header's tagged fields */
-        r.pos++;
-        READ(group, compact_string_at(&r));
-        if (int32_at(&r, &session) < 0 || int32_at(&r, &rebalance) < 0) goto unusual;
-        READ(member, compact_string_at(&r));
-        READ(instance, compact_string_at(&r));
-        READ(type, compact_string_at(&r));
-        if (compact_length_at(&r, &count) < 0) goto unusual;
-    } else {
-        READ(group, string16_at(&r));
-        if (int32_at(&r, &session) < 0 || (version >= 1 && int32_at(&r, &rebalance) < 0)) goto unusual;
-        READ(member, string16_at(&r));
-        if (version >= 5) {
-            READ(instance, string16_at(&r));
-        } else {
-            instance = Py_NewRef(Py_None);
-        }
-        READ(type, string16_at(&r));
-        long count32;
-        if (int32_at(&r, &count32) < 0) goto unusual;
-        count = count32;
-    }
-    Py_ssize_t protocols_start = r.pos;
-    READ(protocols, named_bytes_at(&r, count, compact, JoinProtocol));
-    READ(key, slice(&r, protocols_start, r.pos));
-    if (compact && version >= 8) {
-        READ(reason, compact_string_at(&r));
-    } else {
-        reason = Py_NewRef(Py_None);
-    }
-    if (compact) {
-        if (r.pos >= r.n || r.p[r.pos] != 0) goto unusual; /* the body's tagged fields */
-        r.pos++;
-    }
-    if (group == Py_None || member == Py_None || type == Py_None || count < 0 || r.pos != r.n) goto unusual;
-    PyObject *v = PyLong_FromLong(version), *s = PyLong_FromLong(session), *rb = PyLong_FromLong(rebalance);
-    PyObject *body = NULL;
-    if (v != NULL && s != NULL && rb != NULL) {
-        PyObject *fields[] = {v, group, s, rb, member, instance, type, protocols, reason, key};
-        body = PyObject_Vectorcall(JoinRequest, fields, 10, NULL);
-    }
-    Py_XDECREF(v);
-    Py_XDECREF(s);
-    Py_XDECREF(rb);
-    Py_DECREF(group);
-    Py_DECREF(member);
-    Py_DECREF(instance);
-    Py_DECREF(type);
-    Py_DECREF(protocols);
-    Py_DECREF(reason);
-    Py_DECREF(key);
-    return triple(correlation, client, body);
+    if (header_at(&r, JOIN_KEY, JOIN_LAST, &version, &d.correlation, &d.client) < 0) goto unusual;
+    int compact = version >= JOIN_FLEXIBLE;
+    if (compact && no_tags_at(&r) < 0) goto unusual; /* the header's */
+    READ(f[J_GROUP], string_at(&r, compact));
+    if (int32_at(&r, &session) < 0 || ((compact || version >= 1) && int32_at(&r, &rebalance) < 0)) goto unusual;
+    READ(f[J_MEMBER], string_at(&r, compact));
+    READ(f[J_INSTANCE], compact || version >= 5 ? string_at(&r, compact) : Py_NewRef(Py_None));
+    READ(f[J_TYPE], string_at(&r, compact));
+    if (count_at(&r, compact, &count) < 0) goto unusual;
+    Py_ssize_t from = r.pos;
+    READ(f[J_PROTOCOLS], named_bytes_at(&r, count, compact, JoinProtocol));
+    READ(f[J_KEY], slice(&r, from, r.pos));
+    READ(f[J_REASON], compact && version >= 8 ? compact_string_at(&r) : Py_NewRef(Py_None));
+    if ((compact && no_tags_at(&r) < 0) || f[J_GROUP] == Py_None || f[J_MEMBER] == Py_None || f[J_TYPE] == Py_None
+        || count < 0 || r.pos != r.n)
+        goto unusual;
+    READ(f[J_VERSION], PyLong_FromLong(version));
+    READ(f[J_SESSION], PyLong_FromLong(session));
+    READ(f[J_REBALANCE], PyLong_FromLong(rebalance));
+    return made(&d, JoinRequest, J_N);
 unusual:
-    Py_XDECREF(client);
-    Py_XDECREF(group);
-    Py_XDECREF(member);
-    Py_XDECREF(instance);
-    Py_XDECREF(type);
-    Py_XDECREF(protocols);
-    Py_XDECREF(reason);
-    Py_XDECREF(key);
-    if (PyErr_Occurred()) return NULL; /* out of memory, or a body class that raised: not a verdict on the bytes */
-    return delegate(py_decode_join, args, nargs);
+    return unusual(&d, py_decode_join, args, nargs);
 }
+
+enum { S_VERSION, S_GROUP, S_GENERATION, S_MEMBER, S_INSTANCE, S_TYPE, S_NAME, S_ASSIGNMENTS, S_N };
 
 static PyObject *decode_sync_request(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Reader r;
-    int begun = start(args, nargs, &r);
-    if (begun <= 0) {
-        if (begun == 0) Py_RETURN_NONE;
-        return delegate(py_decode_sync, args, nargs);
-    }
+    PyObject *out;
+    if (!opened(args, nargs, py_decode_sync, &r, &out)) return out;
+    Read d = {0};
+    PyObject **f = d.f;
     int version;
-    long correlation, generation;
-    PyObject *client = NULL, *group = NULL, *member = NULL, *instance = NULL, *type = NULL, *name = NULL,
-             *assignments = NULL;
-    if (header_at(&r, SYNC_KEY, SYNC_LAST, &version, &correlation, &client) < 0) goto unusual;
-    int compact = version >= SYNC_FLEXIBLE;
+    long generation;
     int64_t count;
-    if (compact) {
-        if (r.pos >= r.n || r.p[r.pos] != 0) goto unusual;
-        r.pos++;
-        READ(group, compact_string_at(&r));
-        if (int32_at(&r, &generation) < 0) goto unusual;
-        READ(member, compact_string_at(&r));
-        READ(instance, compact_string_at(&r));
-        if (version >= 5) {
-            READ(type, compact_string_at(&r));
-            READ(name, compact_string_at(&r));
-        } else {
-            type = Py_NewRef(Py_None);
-            name = Py_NewRef(Py_None);
-        }
-        if (compact_length_at(&r, &count) < 0) goto unusual;
-    } else {
-        READ(group, string16_at(&r));
-        if (int32_at(&r, &generation) < 0) goto unusual;
-        READ(member, string16_at(&r));
-        if (version >= 3) {
-            READ(instance, string16_at(&r));
-        } else {
-            instance = Py_NewRef(Py_None);
-        }
-        type = Py_NewRef(Py_None);
-        name = Py_NewRef(Py_None);
-        long count32;
-        if (int32_at(&r, &count32) < 0) goto unusual;
-        count = count32;
-    }
-    READ(assignments, named_bytes_at(&r, count, compact, SyncAssignment));
-    if (compact) {
-        if (r.pos >= r.n || r.p[r.pos] != 0) goto unusual;
-        r.pos++;
-    }
-    if (group == Py_None || member == Py_None || count < 0 || r.pos != r.n) goto unusual;
-    PyObject *v = PyLong_FromLong(version), *g = PyLong_FromLong(generation);
-    PyObject *body = NULL;
-    if (v != NULL && g != NULL) {
-        PyObject *fields[] = {v, group, g, member, instance, type, name, assignments};
-        body = PyObject_Vectorcall(SyncRequest, fields, 8, NULL);
-    }
-    Py_XDECREF(v);
-    Py_XDECREF(g);
-    Py_DECREF(group);
-    Py_DECREF(member);
-    Py_DECREF(instance);
-    Py_DECREF(type);
-    Py_DECREF(name);
-    Py_DECREF(assignments);
-    return triple(correlation, client, body);
+    if (header_at(&r, SYNC_KEY, SYNC_LAST, &version, &d.correlation, &d.client) < 0) goto unusual;
+    int compact = version >= SYNC_FLEXIBLE;
+    if (compact && no_tags_at(&r) < 0) goto unusual;
+    READ(f[S_GROUP], string_at(&r, compact));
+    if (int32_at(&r, &generation) < 0) goto unusual;
+    READ(f[S_MEMBER], string_at(&r, compact));
+    READ(f[S_INSTANCE], compact || version >= 3 ? string_at(&r, compact) : Py_NewRef(Py_None));
+    READ(f[S_TYPE], compact && version >= 5 ? compact_string_at(&r) : Py_NewRef(Py_None));
+    READ(f[S_NAME], compact && version >= 5 ? compact_string_at(&r) : Py_NewRef(Py_None));
+    if (count_at(&r, compact, &count) < 0) goto unusual;
+    READ(f[S_ASSIGNMENTS], named_bytes_at(&r, count, compact, SyncAssignment));
+    if ((compact && no_tags_at(&r) < 0) || f[S_GROUP] == Py_None || f[S_MEMBER] == Py_None || count < 0
+        || r.pos != r.n)
+        goto unusual;
+    READ(f[S_VERSION], PyLong_FromLong(version));
+    READ(f[S_GENERATION], PyLong_FromLong(generation));
+    return made(&d, SyncRequest, S_N);
 unusual:
-    Py_XDECREF(client);
-    Py_XDECREF(group);
-    Py_XDECREF(member);
-    Py_XDECREF(instance);
-    Py_XDECREF(type);
-    Py_XDECREF(name);
-    Py_XDECREF(assignments);
-    if (PyErr_Occurred()) return NULL;
-    return delegate(py_decode_sync, args, nargs);
+    return unusual(&d, py_decode_sync, args, nargs);
 }
 
 /* -- writing ------------------------------------------------------------------------------------------------------ */
@@ -507,26 +465,27 @@ static int put_attr_bytes(Writer *w, PyObject *obj, PyObject *name, int compact,
 }
 
 /* The answer's bytes: size, correlation id, (flexible: response header v1's empty tagged fields), body, (body's tags).
- * The writer began with HEAD bytes left for the frame's start. */
+ * The writer began with HEAD bytes left for the frame's start. 0 and the bytes, 1 (over 2 GiB) or -1. */
 enum { HEAD = 9 };
 
-static PyObject *framed(Writer *w, long correlation, int flexible) {
-    if (flexible && put(w, "\x00", 1) < 0) return NULL;
+static int framed(Writer *w, long correlation, int flexible, PyObject **out) {
+    if (flexible && put(w, "\x00", 1) < 0) return -1;
     Py_ssize_t head = flexible ? 9 : 8, skip = HEAD - head;
     Py_ssize_t size = w->len - HEAD + head - 4;
-    if (size > 2147483647) return NULL;
+    if (size > 2147483647) return 1;
     unsigned char *p = (unsigned char *)w->buf + skip;
     for (int i = 3; i >= 0; i--, size >>= 8) p[i] = (unsigned char)(size & 0xFF);
     uint32_t c = (uint32_t)correlation;
     for (int i = 7; i >= 4; i--, c >>= 8) p[i] = (unsigned char)(c & 0xFF);
     if (flexible) p[8] = 0;
-    return PyBytes_FromStringAndSize(w->buf + skip, w->len - skip);
+    *out = PyBytes_FromStringAndSize(w->buf + skip, w->len - skip);
+    return *out == NULL ? -1 : 0;
 }
 
-#define PUT(expr)                           \
-    do {                                    \
-        got = (expr);                       \
-        if (got != 0) goto done;            \
+#define PUT(expr)                \
+    do {                         \
+        int got_ = (expr);       \
+        if (got_ != 0) return got_; \
     } while (0)
 
 static int version_of(PyObject *response, long *version) {
@@ -564,72 +523,70 @@ static int join_members(Writer *w, PyObject *response, long version, int compact
     return got;
 }
 
-static PyObject *encode_join_response(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    long version, correlation;
-    if (nargs != 2 || version_of(args[0], &version) != 0 || int_of(args[1], -2147483648L, 2147483647L, &correlation)) {
-        if (PyErr_Occurred()) PyErr_Clear();
-        return delegate(py_encode_join, args, nargs);
-    }
-    PyObject *response = args[0], *out = NULL;
-    Writer w;
-    writer_init(&w);
-    int got = 0, compact = version >= JOIN_FLEXIBLE;
-    w.len = HEAD;
-    if (compact || version >= 2) PUT(put_attr_int(&w, response, s_throttle, 4));
-    PUT(put_attr_int(&w, response, s_error, 2));
-    PUT(put_attr_int(&w, response, s_generation, 4));
+/* A JoinGroup answer's body: the classic form before v6, compact from v6. */
+static int join_body(Writer *w, PyObject *response, long version) {
+    int compact = version >= JOIN_FLEXIBLE;
+    if (compact || version >= 2) PUT(put_attr_int(w, response, s_throttle, 4));
+    PUT(put_attr_int(w, response, s_error, 2));
+    PUT(put_attr_int(w, response, s_generation, 4));
     if (compact && version >= 7) {
-        PUT(put_attr_string(&w, response, s_protocol_type, 1, 1));
-        PUT(put_attr_string(&w, response, s_protocol_name, 1, 1));
+        PUT(put_attr_string(w, response, s_protocol_type, 1, 1));
+        PUT(put_attr_string(w, response, s_protocol_name, 1, 1));
     } else {
-        PUT(put_attr_string(&w, response, s_protocol_name, compact, 0));
+        PUT(put_attr_string(w, response, s_protocol_name, compact, 0));
     }
-    PUT(put_attr_string(&w, response, s_leader, compact, 0));
+    PUT(put_attr_string(w, response, s_leader, compact, 0));
     if (compact && version >= 9) {
         PyObject *skip = PyObject_GetAttr(response, s_skip);
         int truth = skip == NULL ? -1 : PyObject_IsTrue(skip);
         Py_XDECREF(skip);
         if (truth < 0) {
             PyErr_Clear();
-            got = 1;
-            goto done;
+            return 1;
         }
-        PUT(put(&w, truth ? "\x01" : "\x00", 1));
+        PUT(put(w, truth ? "\x01" : "\x00", 1));
     }
-    PUT(put_attr_string(&w, response, s_member_id, compact, 0));
-    PUT(join_members(&w, response, version, compact));
-    out = framed(&w, correlation, compact);
-    if (out == NULL) got = -1;
-done:
-    writer_free(&w);
-    if (got == 1) return delegate(py_encode_join, args, nargs);
-    return out;
+    PUT(put_attr_string(w, response, s_member_id, compact, 0));
+    return join_members(w, response, version, compact);
 }
 
-static PyObject *encode_sync_response(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+/* A SyncGroup answer's body: the classic form before v4, compact from v4. */
+static int sync_body(Writer *w, PyObject *response, long version) {
+    int compact = version >= SYNC_FLEXIBLE;
+    if (compact || version >= 1) PUT(put_attr_int(w, response, s_throttle, 4));
+    PUT(put_attr_int(w, response, s_error, 2));
+    if (compact && version >= 5) {
+        PUT(put_attr_string(w, response, s_protocol_type, 1, 1));
+        PUT(put_attr_string(w, response, s_protocol_name, 1, 1));
+    }
+    return put_attr_bytes(w, response, s_assignment, compact, 0);
+}
+
+/* encode_*_response(response, correlation_id): the body written by ``body``, framed; anything it does not take goes to
+ * ``python`` with the same arguments. */
+static PyObject *encode(PyObject *const *args, Py_ssize_t nargs, PyObject *python, int flexible_from,
+                        int (*body)(Writer *, PyObject *, long)) {
     long version, correlation;
     if (nargs != 2 || version_of(args[0], &version) != 0 || int_of(args[1], -2147483648L, 2147483647L, &correlation)) {
         if (PyErr_Occurred()) PyErr_Clear();
-        return delegate(py_encode_sync, args, nargs);
+        return delegate(python, args, nargs);
     }
-    PyObject *response = args[0], *out = NULL;
+    PyObject *out = NULL;
     Writer w;
     writer_init(&w);
-    int got = 0, compact = version >= SYNC_FLEXIBLE;
     w.len = HEAD;
-    if (compact || version >= 1) PUT(put_attr_int(&w, response, s_throttle, 4));
-    PUT(put_attr_int(&w, response, s_error, 2));
-    if (compact && version >= 5) {
-        PUT(put_attr_string(&w, response, s_protocol_type, 1, 1));
-        PUT(put_attr_string(&w, response, s_protocol_name, 1, 1));
-    }
-    PUT(put_attr_bytes(&w, response, s_assignment, compact, 0));
-    out = framed(&w, correlation, compact);
-    if (out == NULL) got = -1;
-done:
+    int got = body(&w, args[0], version);
+    if (got == 0) got = framed(&w, correlation, version >= flexible_from, &out);
     writer_free(&w);
-    if (got == 1) return delegate(py_encode_sync, args, nargs);
-    return out;
+    return got == 1 ? delegate(python, args, nargs) : out;
+}
+
+static PyObject *encode_join_response(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    return encode(args, nargs, py_encode_join, JOIN_FLEXIBLE, join_body);
+}
+
+static PyObject *encode_sync_response(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    return encode(args, nargs, py_encode_sync, SYNC_FLEXIBLE, sync_body);
 }
 
 /* -- the module --------------------------------------------------------------------------------------------------- */
