@@ -1,8 +1,9 @@
 """Where the compiled build lives, and the C extensions of our own in it (the lowest layer: imports nothing of ours).
 
 ``python -m rebalance_lab.compiled build`` (rebalance_lab/compiled.py) writes the build to ``.native/`` beside the
-package. Besides the mypyc-compiled Python modules it builds :data:`NATIVE`: small C extensions with no Python twin,
-each used by code that runs its own Python path without it. :func:`native` loads one when its index line says it was
+package. Besides the mypyc-compiled Python modules it builds :data:`NATIVE`: small C extensions, each used by code that
+runs its own Python path without it (the classic JoinGroup/SyncGroup codec's C twin also hands that path anything
+unusual). :func:`native` loads one when its index line says it was
 built from the source now here, on the shell's path: so it reads no JSON, hashes no tree and imports neither pathlib
 nor hashlib (tests/unit/test_serve_imports.py; issue 22's start-up).
 """

@@ -178,11 +178,12 @@ class ArrivingReader(asyncio.StreamReader):
         """
         stream: Any = self  # CPython's StreamReader: its buffer, and the read waiting on it
         if handoff is None and stream._buffer and self.answer is not None:
-            if now and not self._resuming:
-                self._resume()
-            elif not self._resuming:
-                self._resuming = True
-                self._loop.call_soon(self._resume)  # type: ignore[attr-defined]  # CPython's StreamReader
+            if not self._resuming:  # else already due on the next turn
+                if now:
+                    self._resume()
+                else:
+                    self._resuming = True
+                    self._loop.call_soon(self._resume)  # type: ignore[attr-defined]  # CPython's StreamReader
             return
         self.parked = False
         self.handoff = handoff

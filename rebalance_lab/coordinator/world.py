@@ -73,21 +73,11 @@ class World:
     def deadline_bound(self) -> int | None:
         """At most the earliest deadline of any component, None only when none is pending: what the shell arms its
         timer at after every request (a timer armed early fires nothing and arms again; timers.py)."""
-        earliest = None
-        for bound in self._bounds:
-            deadline = bound()
-            if deadline is not None and (earliest is None or deadline < earliest):
-                earliest = deadline
-        return earliest
+        return _earliest(self._bounds)
 
     def next_deadline(self) -> int | None:
-        """The earliest deadline of any component (asked after every read of a connection: no lists made)."""
-        earliest = None
-        for component in self._timed:
-            deadline = component.next_deadline()
-            if deadline is not None and (earliest is None or deadline < earliest):
-                earliest = deadline
-        return earliest
+        """The earliest deadline of any component."""
+        return _earliest([component.next_deadline for component in self._timed])
 
     def timer_delay_s(self, deadline: int) -> float:
         """Seconds until a shell runs the timers due at ``deadline``: a broker runs an expired timer only once its
@@ -99,3 +89,13 @@ class World:
         now = self.now_ms() if now_ms is None else now_ms
         for component in self._timed:
             component.fire_timers(now)
+
+
+def _earliest(deadlines: list[Callable[[], int | None]]) -> int | None:
+    """The earliest of what ``deadlines`` give (None: no deadline), no list made of them."""
+    earliest = None
+    for deadline_of in deadlines:
+        deadline = deadline_of()
+        if deadline is not None and (earliest is None or deadline < earliest):
+            earliest = deadline
+    return earliest

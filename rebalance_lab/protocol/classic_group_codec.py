@@ -129,7 +129,7 @@ class SyncGroupResponse:
 
 
 def decode_join_request_py(payload: bytes, max_bytes: int | None = MAX_FAST_BYTES
-                        ) -> tuple[int, str, JoinGroupRequest] | None:
+                           ) -> tuple[int, str, JoinGroupRequest] | None:
     """(correlation id, client id, body) of a JoinGroup v0-9, or None for the generic codec; ``max_bytes`` None:
     any size (the shell's codec thread reads a big one so, server.py)."""
     if max_bytes is not None and len(payload) > max_bytes:
@@ -217,7 +217,7 @@ def _join_compact(data: bytes, pos: int, version: int) -> JoinGroupRequest | Non
 
 
 def decode_sync_request_py(payload: bytes, max_bytes: int | None = MAX_FAST_BYTES
-                        ) -> tuple[int, str, SyncGroupRequest] | None:
+                           ) -> tuple[int, str, SyncGroupRequest] | None:
     """(correlation id, client id, body) of a SyncGroup v0-5, or None for the generic codec; ``max_bytes`` None:
     any size (the leader's SyncGroup of thousands of assignments, read in the shell's codec thread: server.py)."""
     if max_bytes is not None and len(payload) > max_bytes:

@@ -29,7 +29,7 @@ from rebalance_lab.protocol.classic_group_codec import (
 )
 from tests.support.compiled_build import require_build
 from tests.unit.protocol.fast_path_checks import damaged, payload
-from tests.unit.protocol.test_classic_group_codec import REQUESTS, join_responses, sync_responses
+from tests.unit.protocol.test_classic_group_codec import REQUESTS, _join, join_responses, sync_responses
 
 
 @pytest.fixture(scope="module")
@@ -54,10 +54,11 @@ def _outcome(function: Callable[..., Any], *args: Any) -> Any:
             [type(getattr(e, "metadata", getattr(e, "assignment", None))) for e in entries])
 
 
-def _decoders(native: ModuleType, data: Any) -> list[tuple[Callable[..., Any], Callable[..., Any]]]:
-    join = data[:2] == struct.pack(">h", fast.JOIN_KEY) if isinstance(data, bytes | bytearray) else True
-    return [(native.decode_join_request, fast.decode_join_request_py) if join
-            else (native.decode_sync_request, fast.decode_sync_request_py)]
+def _decoders(native: ModuleType, data: bytes) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """The C and the Python decoder of the API ``data`` names (the sync ones for any other)."""
+    if data[:2] == struct.pack(">h", fast.JOIN_KEY):
+        return native.decode_join_request, fast.decode_join_request_py
+    return native.decode_sync_request, fast.decode_sync_request_py
 
 
 def test_the_codec_uses_the_c_functions_when_built(native: ModuleType) -> None:
@@ -74,9 +75,9 @@ def test_any_request_whole_or_damaged_is_read_as_the_python_reads_it(native: Mod
                                                                       data: st.DataObject) -> None:
     whole = payload(request, client_id)
     for candidate in (whole, damaged(whole, data), damaged(whole, data)):
-        for c, python in _decoders(native, candidate):
-            assert _outcome(c, candidate) == _outcome(python, candidate)
-    c, python = _decoders(native, whole)[0]
+        c, python = _decoders(native, candidate)
+        assert _outcome(c, candidate) == _outcome(python, candidate)
+    c, python = _decoders(native, whole)
     assert _outcome(c, whole)[0] is not None  # a well-formed one is read by the C itself
     for bound in (None, len(whole), len(whole) - 1, 0, -1):
         assert _outcome(c, whole, bound) == _outcome(python, whole, bound)
@@ -93,18 +94,12 @@ def test_random_bytes_after_a_plausible_header_get_the_python_verdict(native: Mo
 
 
 def test_a_request_not_in_bytes_or_with_an_odd_bound_is_the_python_paths(native: ModuleType) -> None:
-    whole = payload(fast_join(7), "c")
+    whole = payload(_join(7), "c")
     for args in ((bytearray(whole),), (memoryview(whole),), (whole, 10.0**9), (whole, True), (whole, None),
                  (whole, 2**70), ("text",), (None,)):
         assert _outcome(native.decode_join_request, *args) == _outcome(fast.decode_join_request_py, *args)
     decoded = native.decode_join_request(bytearray(whole))
     assert type(decoded[2].protocols[0].metadata) is bytearray  # as the Python's slices of a bytearray
-
-
-def fast_join(version: int) -> Any:
-    from tests.unit.protocol.test_classic_group_codec import _join
-
-    return _join(version)
 
 
 @given(join_responses() | sync_responses(), st.integers(-(2**31), 2**31 - 1))
@@ -202,7 +197,7 @@ def test_a_leaders_answer_of_thousands_of_members_is_the_pythons(native: ModuleT
 
 
 def test_the_bodies_are_the_codecs_classes(native: ModuleType) -> None:
-    _, _, body = native.decode_join_request(payload(fast_join(9), "c"))
+    _, _, body = native.decode_join_request(payload(_join(9), "c"))
     assert type(body.protocols[0]) is JoinGroupProtocol
     assert body.protocols_key is not None and body.reason is None
     _, _, sync = native.decode_sync_request(payload(_sync(), "c"))
