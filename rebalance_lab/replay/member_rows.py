@@ -64,6 +64,11 @@ class Compactor:
         rows = event.get("members")
         if not rows:
             return event
+        for r in rows:
+            if r.__class__ is dict:
+                break
+        else:  # tuples already (the dump-log adapter makes them: SourceContext.compact_members)
+            return event
         try:
             members = [self.row(r) if r.__class__ is dict else r for r in rows]
         except KeyError:

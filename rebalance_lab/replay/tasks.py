@@ -212,7 +212,8 @@ def _events_of(path: str, name: str, settings: ParseSettings, report: ParseRepor
     """One file's events; a file that cannot be read or recognised is reported, and the job goes on."""
     from rebalance_lab.replay.sources import SourceContext, UnknownFormatError, parse_file
 
-    ctx = SourceContext(name=name, tz=settings.tz, cluster_id=settings.cluster_id, report=report)
+    ctx = SourceContext(name=name, tz=settings.tz, cluster_id=settings.cluster_id, report=report,
+                        compact_members=True)  # member rows as the Compactor would make them
     try:
         yield from parse_file(path, settings.fmt, ctx)
     except UnknownFormatError as exc:

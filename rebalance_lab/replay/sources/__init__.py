@@ -33,6 +33,9 @@ class SourceContext:
     broker_id: int | None = None  # for sources that do not name their broker
     report: ParseReport = field(default_factory=ParseReport)
     options: dict[str, Any] = field(default_factory=dict)  # adapter-specific (e.g. a client-log envelope regex)
+    #: Member rows as tuples where an adapter makes them (the dump-log adapter's fast path), in the form of
+    #: :mod:`rebalance_lab.replay.member_rows`: what the Spark tasks ship; the single process's report reads dicts.
+    compact_members: bool = False
 
     def ref(self, line_no: int) -> str:
         return f"{self.name}:{line_no}"

@@ -120,7 +120,7 @@ class _Parser:
         self.names: dict[str, str] = {}  # KIP-848 topic id -> name
         self.number = 0
         self.line = ""
-        self.fast = GroupMetadataReader()
+        self.fast = GroupMetadataReader(compact=ctx.compact_members)
 
     def run(self, lines: Iterable[str]) -> Iterator[Event]:
         # Lines and events are counted locally and added once (also when the consumer stops early).
@@ -225,7 +225,7 @@ class _Parser:
             return None
         group, value, members, later = read
         if later:
-            self.fast.finish(later, self.bad)
+            members = self.fast.finish(members, later, self.bad)
         protocol_type = value.protocol_type or None
         return metadata_events(self.base(offset, group, "classic"), ts, members, protocol_type, value.generation,
                                 value.protocol, value.leader, value.current_state_timestamp)

@@ -94,9 +94,10 @@ _KEY_END = "} payload: {"
 _UNSEEN: Any = object()  # not in a cache (where None is a value)
 
 #: A subscription as its member columns (topics, owned, generation, rack_id), or what subscription_columns reads.
-Subscription = tuple[list[str], list[dict[str, Any]], int, str | None] | str | None
-#: An assignment's tps, or what assignment_tps reads.
-Assignment = list[dict[str, Any]] | str | None
+#: Lists as the reader makes them: lists of tp dicts, or (compact) tuples of ``(topic, partition)`` tuples.
+Subscription = tuple[Any, Any, int, str | None] | str | None
+#: An assignment's tps (a list of dicts, or a tuple of tuples when compact), or what assignment_tps reads.
+Assignment = list[dict[str, Any]] | tuple[Any, ...] | str | None
 #: A member row still without its subscription and assignment columns, and what they are read from.
 _Later = tuple[dict[str, Any], Subscription, Assignment]
 
@@ -111,16 +112,23 @@ class GroupMetadataReader:
     assigned text are shared by every member row that has them: a group's snapshots repeat them (a member
     keeps its assignment across generations), and pickle then stores each once per group. Nothing changes
     them in place: rebalance_lab/replay only reads them, turns them into tuples or copies them.
+
+    ``compact`` (the Spark tasks: ``SourceContext.compact_members``) makes every member row a tuple in the MEMBER
+    struct's field order, its topics and partition lists tuples and each topic-partition a ``(topic, partition)``
+    tuple, shared the same way: the form :mod:`rebalance_lab.replay.member_rows` ships, made here where the values
+    are decoded instead of as dicts that the task's Compactor converts again, member by member (~1.2 us each,
+    ~1.4 CPU-s per 10**6 events).
     """
 
-    def __init__(self) -> None:
-        self.tps: dict[str, dict[int, dict[str, Any]]] = {}  # topic -> partition -> tp
-        self.topic_lists: dict[tuple[str, ...], list[str]] = {}
+    def __init__(self, compact: bool = False) -> None:
+        self.compact = compact
+        self.tps: dict[str, dict[int, Any]] = {}  # topic -> partition -> tp (a dict, or a tuple when compact)
+        self.topic_lists: dict[tuple[str, ...], Any] = {}
         self.subscriptions: dict[bytes, Subscription] = {}  # JSON text -> its columns
         self.assignments: dict[bytes, Assignment] = {}
-        self.tp_lists: dict[bytes, list[dict[str, Any]]] = {}  # owned or assigned partitions' JSON text -> tps
+        self.tp_lists: dict[bytes, Any] = {}  # owned or assigned partitions' JSON text -> tps
 
-    def read(self, key_text: str) -> tuple[str, _GroupMetadata, list[dict[str, Any]], list[_Later]] | None:
+    def read(self, key_text: str) -> tuple[str, _GroupMetadata, list[Any], list[_Later]] | None:
         """(group, value, its member rows, the rows :meth:`finish` completes), or None if it is not in the shape.
 
         Splitting at the first ``} payload: {`` is safe: if the part before it decodes, it is exactly the key
@@ -132,12 +140,12 @@ class GroupMetadataReader:
         try:
             group = _GROUP_KEY.decode(key_text[:split + 1]).data.group
             value = _GROUP_VALUE.decode(key_text[split + len(_KEY_END) - 1:]).data
-            rows, later = self.rows(value.members or [], value.protocol_type == "consumer")
+            rows, later = self.rows(value.members or [], value.protocol_type == "consumer", self.compact)
         except ValueError:  # msgspec's errors are ValueErrors, and so is a lone surrogate it cannot encode
             return None
         return group, value, rows, later
 
-    def rows(self, members: list[_Member], consumer: bool) -> tuple[list[dict[str, Any]], list[_Later]]:
+    def rows(self, members: list[_Member], consumer: bool, compact: bool) -> tuple[list[Any], list[_Later]]:
         """What :func:`_member` makes of each member, each subscription and assignment text decoded on its first
         occurrence. A consumer member whose subscription or assignment is not decoded JSON (base64, null) gets a
         row without them, listed for :meth:`finish`: what reads them may report, and nothing is reported before
@@ -147,7 +155,7 @@ class GroupMetadataReader:
         snapshot, the bulk of a dump.
         """
         subscriptions, assignments, intern = self.subscriptions, self.assignments, sys.intern
-        rows = []
+        rows: list[Any] = []
         later: list[_Later] = []
         for m in members:
             text = bytes(m.subscription)
@@ -165,8 +173,12 @@ class GroupMetadataReader:
                 client = intern(client)
             if host is not None:
                 host = intern(host)
-            if consumer and sub.__class__ is tuple and assigned.__class__ is list:
+            if consumer and sub.__class__ is tuple and assigned.__class__ is (tuple if compact else list):
                 topics, owned, generation, rack = sub
+                if compact:
+                    rows.append((intern(m.member_id), instance, client, host, rack, m.session_timeout,
+                                 m.rebalance_timeout, topics, owned, generation, assigned))
+                    continue
                 rows.append({
                     "member_id": intern(m.member_id), "group_instance_id": instance, "client_id": client,
                     "client_host": host, "rack_id": rack, "session_timeout_ms": m.session_timeout,
@@ -185,16 +197,17 @@ class GroupMetadataReader:
                 later.append((row, sub, assigned))
         return rows, later
 
-    @staticmethod
-    def finish(later: list[_Later], bad: Bad) -> None:
-        """The subscription and assignment columns of the rows :meth:`rows` left, in member order, reporting
-        what cannot be read."""
+    def finish(self, rows: list[Any], later: list[_Later], bad: Bad) -> list[Any]:
+        """``rows`` with the subscription and assignment columns of the rows :meth:`rows` left, read in member order,
+        reporting what cannot be read (when compact, those rows then become tuples too)."""
+        decoded = tuple if self.compact else list
         for row, sub, assigned in later:
             if sub.__class__ is tuple:
                 row["topics"], row["owned"], row["generation"], row["rack_id"] = sub
             else:
                 subscription_columns(sub, row, bad)
-            row["assignment"] = assigned if assigned.__class__ is list else assignment_tps(assigned, bad)
+            row["assignment"] = assigned if assigned.__class__ is decoded else assignment_tps(assigned, bad)
+        return [_compact_row(r) if r.__class__ is dict else r for r in rows] if self.compact and later else rows
 
     def subscription(self, text: bytes) -> Subscription:
         value: _Subscription | str | None = _SUBSCRIPTION.decode(text)
@@ -207,13 +220,14 @@ class GroupMetadataReader:
         value: _Assignment | str | None = _ASSIGNMENT.decode(text)
         return self.partitions(value.assigned_partitions) if isinstance(value, _Assignment) else value
 
-    def topic_list(self, topics: tuple[str, ...]) -> list[str]:
+    def topic_list(self, topics: tuple[str, ...]) -> Any:
         found = self.topic_lists.get(topics)
         if found is None:
-            found = self.topic_lists[topics] = [sys.intern(t) for t in topics]
+            interned = [sys.intern(t) for t in topics]
+            found = self.topic_lists[topics] = tuple(interned) if self.compact else interned
         return found
 
-    def partitions(self, raw: msgspec.Raw) -> list[dict[str, Any]]:
+    def partitions(self, raw: msgspec.Raw) -> Any:
         """The tps of a ``[{"topic": t, "partitions": [0, 1]}]`` text, decoded on its first occurrence."""
         text = bytes(raw)
         found = self.tp_lists.get(text)
@@ -221,8 +235,8 @@ class GroupMetadataReader:
             found = self.tp_lists[text] = self.tp_list(_PARTITIONS.decode(text))
         return found
 
-    def tp_list(self, groups: tuple[_TopicPartitions, ...]) -> list[dict[str, Any]]:
-        found: list[dict[str, Any]] = []
+    def tp_list(self, groups: tuple[_TopicPartitions, ...]) -> Any:
+        found: list[Any] = []
         for group in groups:
             row = self.tps.get(group.topic)
             if row is None:
@@ -233,7 +247,26 @@ class GroupMetadataReader:
             except KeyError:  # a partition not seen yet in this input: start the group again
                 del found[size:]
                 topic = sys.intern(group.topic)
-                found += [row.get(p) or row.setdefault(p, {"topic": topic, "partition": p}) for p in group.partitions]
-        return found
+                if self.compact:
+                    found += [row.get(p) or row.setdefault(p, (topic, p)) for p in group.partitions]
+                else:
+                    found += [row.get(p) or row.setdefault(p, {"topic": topic, "partition": p})
+                              for p in group.partitions]
+        return tuple(found) if self.compact else found
+
+
+def _compact_row(row: dict[str, Any]) -> tuple[Any, ...]:
+    """A dict member row that :meth:`GroupMetadataReader.finish` completed, in the compact form (its lists may hold tp
+    dicts from the general path or the reader's tuples)."""
+    topics = row["topics"]
+    return (row["member_id"], row["group_instance_id"], row["client_id"], row["client_host"], row["rack_id"],
+            row["session_timeout_ms"], row["rebalance_timeout_ms"], None if topics is None else tuple(topics),
+            _compact_tps(row["owned"]), row["generation"], _compact_tps(row["assignment"]))
+
+
+def _compact_tps(values: Any) -> tuple[Any, ...] | None:
+    if values is None:
+        return None
+    return tuple([v if v.__class__ is tuple else (v["topic"], v["partition"]) for v in values])
 
 

@@ -89,14 +89,15 @@ def int_field(record: dict[str, Any], name: str, bad: Bad) -> int | None:
     return None
 
 
-def metadata_events(base: Event, record_ts: int | None, members: list[dict[str, Any]], protocol_type: Any,
+def metadata_events(base: Event, record_ts: int | None, members: list[Any], protocol_type: Any,
                      generation: Any, protocol: Any, leader: Any, state_ts: Any) -> list[Event]:
     """The events of a GroupMetadataValue whose members are read (both paths: :func:`group_metadata_events`
-    and :meth:`_Parser.typed_group_metadata`)."""
+    and :meth:`_Parser.typed_group_metadata`); a member row is a dict or, from the fast path for the Spark
+    tasks (``SourceContext.compact_members``), a tuple (:mod:`rebalance_lab.replay.member_rows`)."""
     columns = {
         "generation": generation, "protocol_type": protocol_type, "protocol": interned(protocol),
         "leader_id": interned(leader), "n_members": len(members),
-        "n_static": sum(1 for m in members if m["group_instance_id"] is not None),
+        "n_static": sum(1 for m in members if (m[1] if m.__class__ is tuple else m["group_instance_id"]) is not None),
     }
     out: list[Event] = []
     state_us = state_ts * 1000 if state_ts.__class__ is int and 0 <= state_ts <= INT64_MAX else None

@@ -19,6 +19,7 @@ import pytest
 from rebalance_lab.clients.assignors.types import Assignment, Subscription, TopicPartition
 from rebalance_lab.protocol.consumer_protocol import encode_assignment, encode_subscription
 from rebalance_lab.replay.diagnostics import ParseReport
+from rebalance_lab.replay.member_rows import FIELDS, Compactor
 from rebalance_lab.replay.sources import FORMATS, SHARED_COLUMNS, SourceContext, dump_log
 from tests.unit.replay.adapter_support import parse_sample
 
@@ -121,8 +122,8 @@ RECORDS = {
 }
 
 
-def parse(lines: list[str]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    ctx = SourceContext(name="/d/__consumer_offsets-3.dump.txt", report=ParseReport())
+def parse(lines: list[str], compact: bool = False) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    ctx = SourceContext(name="/d/__consumer_offsets-3.dump.txt", report=ParseReport(), compact_members=compact)
     events = list(FORMATS["dump-log"].parse([line + "\n" for line in lines], ctx))
     return events, ctx.report.to_dict()
 
@@ -212,6 +213,33 @@ def test_a_partition_list_text_is_read_once_whether_owned_or_assigned() -> None:
                                      {"topic": "t2", "partition": 1}]
     assert rows[1]["assignment"][0] is rows[0]["assignment"][0]
     assert not report["reasons"]
+
+
+@pytest.mark.parametrize("name", sorted(RECORDS))
+def test_compact_member_rows_are_what_the_spark_tasks_compactor_makes_of_the_dict_rows(name: str) -> None:
+    # The Spark tasks ask for member rows as tuples (SourceContext.compact_members) and pass every event through
+    # their Compactor, which converts what is still a dict (the general path's rows); the single process reads
+    # dicts. Whatever path a record takes (fast, general, partly read by the general path, refused), the task gets
+    # the same events, in the same order, with the same report, as from the dict rows.
+    lines = [RECORDS["canonical"], RECORDS[name], RECORDS["repeated texts"], RECORDS[name]]
+    (compact, compact_report), (dicts, dict_report) = parse(lines, compact=True), parse(lines)
+    assert [Compactor().event(e) for e in compact] == [Compactor().event(e) for e in dicts]
+    assert [list(e) for e in compact] == [list(e) for e in dicts]  # the key order too
+    assert compact_report == dict_report
+    fast, _ = parse([RECORDS["canonical"], RECORDS["repeated texts"]], compact=True)
+    for event in fast:  # what the fast path took is left as tuples: nothing for the Compactor to do
+        assert all(m.__class__ is tuple for m in event.get("members") or ())
+
+
+def test_compact_rows_share_their_lists_and_tps_as_the_dict_rows_do() -> None:
+    events, _ = parse([RECORDS["canonical"], RECORDS["repeated texts"]], compact=True)
+    snapshots = [e for e in events if e["event_type"] == "GENERATION_SNAPSHOT"]
+    first, second = snapshots[0]["members"], snapshots[1]["members"]
+    topics, owned, assignment = FIELDS.index("topics"), FIELDS.index("owned"), FIELDS.index("assignment")
+    assert first[0][assignment] is second[0][assignment]
+    assert first[0][topics] is first[1][topics] == ("t1", "t2")
+    assert first[0][owned][0] is first[0][assignment][0]
+    assert first[0][assignment] == (("t1", 0), ("t1", 2), ("t2", 1))
 
 
 def interned(value: str) -> bool:
