@@ -10,7 +10,9 @@ objects, and the fold takes a member's assignment as it is. Converting costs the
 its Arrow conversion and pickling save; the replay task gains (callgrind, compiled, 1e5 events: the replay of
 100 groups 2,938 -> 2,718 M instructions, the parse of every fifth file 3,609 -> 3,561 M).
 
-The parse task (:func:`rebalance_lab.replay.tasks.parse_files`) converts its events with a :class:`Compactor`;
+The parse task (:func:`rebalance_lab.replay.tasks.parse_files`) converts its events with a :class:`Compactor`
+(the dump-log adapter's fast path makes its rows in this form itself, ``SourceContext.compact_members``: the bulk
+of them, which the Compactor then passes on);
 the fold reads either form (:func:`.timeline.member_of`); before Arrow, which takes one form per column, the
 tasks turn the few dict rows left (those the fold writes itself, :func:`~.generation.member_row`, and those of
 an event the fold would refuse) into tuples (:func:`tuple_members`). The single-process runner keeps the dicts:
