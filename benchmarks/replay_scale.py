@@ -33,7 +33,8 @@
    ``--runs N`` measures N pairs *alternately* (Spark, single, Spark, single, ...), so a burst of
    load on the machine hits both sides, and prints every run, the median and the worst, each
    pair's ratio, and the goals below with the load average before and after (figures taken on a
-   shared machine are noisy: say so, and re-measure on a quiet one). Each side's CPU-seconds (for
+   shared machine are noisy: say so, and re-measure on a quiet one) and the CPU milliseconds of a
+   fixed calibration loop (the machine's own speed, which moves between sessions). Each side's CPU-seconds (for
    Spark: the driver, its JVM, the Python daemon and workers) are printed too, which the load does
    not inflate as it does the wall clock: half of Spark's CPU-seconds is the shortest its run can be
    on two idle cores, so ``single CPU-s / (Spark CPU-s / 2)`` is the best ratio two cores allow.
@@ -217,6 +218,26 @@ def _load() -> str:
     return f"load average {one:.1f} (1 min) {five:.1f} (5 min) on {os.cpu_count()} cores"
 
 
+def calibration(rounds: int = 3) -> float:
+    """CPU milliseconds of a fixed pure-Python workload of the replay's kind (dicts, strings, a keyed sort, grouping),
+    the least of ``rounds``: the same work in every run, so a figure from a slow machine can be told from a slow change
+    (this machine's speed moved ~10% within one session and ~40% between sessions, more than a goal's margin)."""
+    best = math.inf
+    for _ in range(rounds):
+        started = time.process_time()
+        rows = [{"group": f"g{i % 997}", "seq": i, "ts": i * 7919 % 100_003} for i in range(100_000)]
+        rows.sort(key=lambda r: (r["ts"], r["group"]))
+        by_group: dict[str, list[int]] = {}
+        for row in rows:
+            by_group.setdefault(row["group"], []).append(row["seq"])
+        best = min(best, time.process_time() - started)
+    return best * 1000
+
+
+def _machine() -> str:
+    return f"machine: the calibration loop took {calibration():.0f} ms of CPU (least of 3; compare between runs)"
+
+
 def _build() -> str:
     """Whether the compiled build ran (a run on a stale build measures the pure Python: no figure to compare)."""
     from rebalance_lab import compiled
@@ -231,7 +252,7 @@ def _spread(seconds: list[float]) -> str:
 
 def report_runs(events: int, master: str, spark: list[float], single: list[float]) -> bool:
     """Every run, the medians, the pairs' ratios and the goals; True when every goal that applies is met."""
-    print(f"runs: {len(spark)} alternate pair(s); {_load()}; {_build()}")
+    print(f"runs: {len(spark)} alternate pair(s); {_load()}; {_build()}; {_machine()}")
     print(f"  spark {master}: {_spread(spark)}")
     met = True
     if single:
@@ -302,7 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Spark forced to {parse_tasks} parse tasks and {partitions} replay partitions")
     if args.conf:
         print("Spark settings: " + " ".join(args.conf))
-    print(_load())
+    print(f"{_load()}; {_machine()}")
     spark_runs: list[float] = []
     single_runs: list[float] = []
     for run in range(1, args.runs + 1):

@@ -60,6 +60,8 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path: Path) -> None:
                      "runs: 1 alternate pair(s); load average ", "  ratio per pair: ", "goal: Spark >= 1.8x",
                      "outputs agree", "Spark forced to 3 parse tasks and 3 replay partitions", "toArrow: ",
                      "  slots per stage (wall x slots, the tasks' run time, slot-seconds left idle): ", " s x 2 = ",
-                     ", tasks ", " slot-s", "Spark settings: spark.shuffle.compress=false", "; build: "):
+                     ", tasks ", " slot-s", "Spark settings: spark.shuffle.compress=false", "; build: ",
+                     "; machine: the calibration loop took "):
         assert expected in done.stdout, done.stdout
+    assert done.stdout.count("machine: the calibration loop took ") == 2  # at the start and beside the goals
     assert " 3 tasks)" in done.stdout.split("JVM per stage")[1].splitlines()[0]  # the forced counts were used
