@@ -140,21 +140,23 @@ class GroupMetadataReader:
         try:
             group = _GROUP_KEY.decode(key_text[:split + 1]).data.group
             value = _GROUP_VALUE.decode(key_text[split + len(_KEY_END) - 1:]).data
-            rows, later = self.rows(value.members or [], value.protocol_type == "consumer", self.compact)
+            rows, later = self.rows(value.members or [], value.protocol_type == "consumer")
         except ValueError:  # msgspec's errors are ValueErrors, and so is a lone surrogate it cannot encode
             return None
         return group, value, rows, later
 
-    def rows(self, members: list[_Member], consumer: bool, compact: bool) -> tuple[list[Any], list[_Later]]:
+    def rows(self, members: list[_Member], consumer: bool) -> tuple[list[Any], list[_Later]]:
         """What :func:`_member` makes of each member, each subscription and assignment text decoded on its first
         occurrence. A consumer member whose subscription or assignment is not decoded JSON (base64, null) gets a
         row without them, listed for :meth:`finish`: what reads them may report, and nothing is reported before
         the whole record is taken (a later member can still send it to the general path).
 
-        One loop builds each row in one dict display, its strings interned: this runs once per member of every
-        snapshot, the bulk of a dump.
+        One loop builds each row in one dict display (a tuple when compact), its strings interned: this runs once
+        per member of every snapshot, the bulk of a dump.
         """
         subscriptions, assignments, intern = self.subscriptions, self.assignments, sys.intern
+        compact = self.compact
+        decoded = tuple if compact else list  # what a decoded partition list is
         rows: list[Any] = []
         later: list[_Later] = []
         for m in members:
@@ -173,7 +175,7 @@ class GroupMetadataReader:
                 client = intern(client)
             if host is not None:
                 host = intern(host)
-            if consumer and sub.__class__ is tuple and assigned.__class__ is (tuple if compact else list):
+            if consumer and sub.__class__ is tuple and assigned.__class__ is decoded:
                 topics, owned, generation, rack = sub
                 if compact:
                     rows.append((intern(m.member_id), instance, client, host, rack, m.session_timeout,
