@@ -46,14 +46,20 @@ def _expand_one(given: str) -> Iterator[str]:
 
 def _expand_existing(path: Path) -> Iterator[str]:
     if path.is_dir():
-        # Skip hidden and bookkeeping files (".crc", Spark's "_SUCCESS"), as Hadoop's input formats do.
         for root, dirs, files in os.walk(path):
-            dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+            dirs[:] = sorted(d for d in dirs if not _skipped(d))
             for name in sorted(files):
-                if not name.startswith((".", "_")):
+                if not _skipped(name):
                     yield from _checked(Path(root) / name)
         return
     yield from _checked(path)
+
+
+def _skipped(name: str) -> bool:
+    """A hidden or bookkeeping name in a directory walk (".crc", Spark's "_SUCCESS" and "_temporary"), which
+    Hadoop's input formats skip by their leading "." or "_". Kafka's internal topics start with two underscores, and
+    their dumps are named after them ("__consumer_offsets-12.txt"): those are inputs, not bookkeeping."""
+    return name.startswith(".") or (name.startswith("_") and not name.startswith("__"))
 
 
 def _checked(path: Path) -> Iterator[str]:
