@@ -166,8 +166,25 @@ def stage_slots(spark: Any) -> list[str]:
         wall = (completed.get().getTime() - launched.get().getTime()) / 1e3
         run = stage.executorRunTime() / 1e3
         lines.append(f"{stage.stageId()}: {wall:.1f} s x {slots} = {wall * slots:.1f}, tasks {run:.1f}, "
-                     f"idle {wall * slots - run:.1f} slot-s")
+                     f"idle {wall * slots - run:.1f} slot-s{_task_times(spark, stage)}")
     return lines
+
+
+def _task_times(spark: Any, stage: Any) -> str:
+    """A stage's task run times in launch order (up to 32 tasks): which task kept a slot busy after the other's
+    last ended. Empty where the status store does not have them."""
+    store = spark.sparkContext._jsc.sc().statusStore()
+    tasks = store.taskList(stage.stageId(), stage.attemptId(), 32)
+    found = []
+    for i in range(tasks.length()):
+        task = tasks.apply(i)
+        metrics = task.taskMetrics()
+        if metrics.isEmpty():
+            return ""
+        found.append((task.launchTime().getTime(), task.index(), metrics.get().executorRunTime() / 1e3))
+    if not found or len(found) != stage.numTasks():
+        return ""
+    return " (tasks in launch order: " + " ".join(f"{seconds:.1f}" for _, _, seconds in sorted(found)) + " s)"
 
 
 def run_single_process(files: list[Path], out: Path, assignor: str) -> tuple[float, dict[str, float], float]:

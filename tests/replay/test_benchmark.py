@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -65,3 +66,6 @@ def test_the_benchmark_runs_end_to_end_at_a_tiny_size(tmp_path: Path) -> None:
         assert expected in done.stdout, done.stdout
     assert done.stdout.count("machine: the calibration loop took ") == 2  # at the start and beside the goals
     assert " 3 tasks)" in done.stdout.split("JVM per stage")[1].splitlines()[0]  # the forced counts were used
+    slots_line = done.stdout.split("  slots per stage")[1].splitlines()[0]
+    # each stage of the forced 3 tasks with their run times, in launch order
+    assert re.search(r"\(tasks in launch order: \d+\.\d \d+\.\d \d+\.\d s\)", slots_line), slots_line
