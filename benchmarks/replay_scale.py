@@ -144,11 +144,13 @@ def stage_cpu(spark: Any) -> list[str]:
             f"(GC {stage.jvmGcTime() / 1e3:.1f} s, {stage.numTasks()} tasks)" for stage in _stages(spark)]
 
 
+def _status_store(spark: Any) -> Any:
+    return spark.sparkContext._jsc.sc().statusStore()
+
+
 def _stages(spark: Any) -> list[Any]:
-    sc = spark.sparkContext
-    gateway = sc._gateway
-    store = sc._jsc.sc().statusStore()
-    stages = store.stageList(None, False, False, gateway.new_array(gateway.jvm.double, 0), None)
+    gateway = spark.sparkContext._gateway
+    stages = _status_store(spark).stageList(None, False, False, gateway.new_array(gateway.jvm.double, 0), None)
     return sorted((stages.apply(i) for i in range(stages.length())), key=lambda stage: stage.stageId())
 
 
@@ -158,6 +160,7 @@ def stage_slots(spark: Any) -> list[str]:
     Python worker): the slot-seconds left idle, by tasks ending unevenly before the next stage's barrier, are
     what the wall clock spends beyond half of Spark's CPU-seconds on two idle cores."""
     slots = spark.sparkContext.defaultParallelism
+    store = _status_store(spark)
     lines = []
     for stage in _stages(spark):
         launched, completed = stage.firstTaskLaunchedTime(), stage.completionTime()
@@ -166,14 +169,13 @@ def stage_slots(spark: Any) -> list[str]:
         wall = (completed.get().getTime() - launched.get().getTime()) / 1e3
         run = stage.executorRunTime() / 1e3
         lines.append(f"{stage.stageId()}: {wall:.1f} s x {slots} = {wall * slots:.1f}, tasks {run:.1f}, "
-                     f"idle {wall * slots - run:.1f} slot-s{_task_times(spark, stage)}")
+                     f"idle {wall * slots - run:.1f} slot-s{_task_times(store, stage)}")
     return lines
 
 
-def _task_times(spark: Any, stage: Any) -> str:
+def _task_times(store: Any, stage: Any) -> str:
     """A stage's task run times in launch order (up to 32 tasks): which task kept a slot busy after the other's
-    last ended. Empty where the status store does not have them."""
-    store = spark.sparkContext._jsc.sc().statusStore()
+    last ended. Empty where the status store does not have them all."""
     tasks = store.taskList(stage.stageId(), stage.attemptId(), 32)
     found = []
     for i in range(tasks.length()):
@@ -182,7 +184,7 @@ def _task_times(spark: Any, stage: Any) -> str:
         if metrics.isEmpty():
             return ""
         found.append((task.launchTime().getTime(), task.index(), metrics.get().executorRunTime() / 1e3))
-    if not found or len(found) != stage.numTasks():
+    if len(found) != stage.numTasks():
         return ""
     return " (tasks in launch order: " + " ".join(f"{seconds:.1f}" for _, _, seconds in sorted(found)) + " s)"
 
