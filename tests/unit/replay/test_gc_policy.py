@@ -6,8 +6,13 @@ from __future__ import annotations
 import gc
 import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from rebalance_lab.replay import local, parquet_plain
 from rebalance_lab.replay.diagnostics import ParseReport
+from rebalance_lab.replay.engine import run_local_engine
 from rebalance_lab.replay.gcpolicy import batch_gc
 from rebalance_lab.replay.model import replay_group
 from rebalance_lab.replay.sources import SourceContext, parse_file
@@ -85,3 +90,54 @@ def test_batch_gc_freezes_what_was_alive_and_leaves_what_it_made_old() -> None:
         assert not gc.isenabled()  # a disabled collector stays disabled
     finally:
         gc.enable()
+
+
+def _replayed_samples() -> tuple[list[dict[str, object]], dict[str, list[dict[str, object]]]]:
+    samples = Path(__file__).parent / "samples"
+    report = ParseReport()
+    files = [samples / "kafka-4.4-consumer-group.log", samples / "kafka-4.4-consumer-group.dump.txt"]
+    options = {"tz": "UTC", "cluster_id": "default", "broker_id": None, "options": {}}
+    parsed = local.parse_inputs(files, "auto", options, report)
+    groups, topics = local.split_groups(parsed)
+    rows, _ = local.replay_all(groups, topics, WHATIF, None)
+    return parsed, rows
+
+
+@pytest.mark.parametrize("writer", ["plain", "arrow"])
+def test_writing_the_tables_creates_no_reference_cycles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        writer: str) -> None:
+    """The single-process runners write with the collector off (local.replay_and_write), with either writer."""
+    parsed, rows = _replayed_samples()
+    if writer == "arrow":
+        monkeypatch.setattr(parquet_plain, "PLAIN_MAX_ROWS", 0)
+
+    def write() -> None:
+        local.write_tables(tmp_path / "out", rows, parsed)
+        assert (tmp_path / "out" / "events" / "part-0.parquet").stat().st_size > 0
+
+    assert _cyclic_garbage_after(write) == 0
+
+
+def test_both_local_runners_parse_replay_and_write_with_the_collector_off(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run_local`` and the CLI's local engine (which once ran every phase with the collector on) alike."""
+    seen: dict[str, set[bool]] = {}
+
+    def spy(name: str, function: Any) -> Any:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            seen.setdefault(name, set()).add(gc.isenabled())
+            return function(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(local, "parse_file", spy("parse", local.parse_file))
+    monkeypatch.setattr(local, "replay_group", spy("replay", local.replay_group))
+    monkeypatch.setattr(local, "write_tables", spy("write", local.write_tables))
+    samples = Path(__file__).parent / "samples"
+    files = [str(samples / "kafka-4.4-consumer-group.log"), str(samples / "kafka-4.4-consumer-group.dump.txt")]
+    outcome = run_local_engine(files, fmt="auto", tz="UTC", cluster_id="default", whatif=("range",),
+                               out_dir=tmp_path / "cli", events_jsonl=False, inputs=files)
+    assert outcome.events > 0 and seen == {"parse": {False}, "replay": {False}, "write": {False}}
+    seen.clear()
+    result = local.run_local(files, whatif=("range",), out_dir=tmp_path / "api")
+    assert result.events == outcome.events and seen == {"parse": {False}, "replay": {False}, "write": {False}}
+    assert gc.isenabled()
