@@ -94,6 +94,30 @@ def test_the_written_tables_have_the_schemas_of_tables_py(replayed: SparkResult)
         assert pq.read_table(replayed.out_dir / name).cast(schema).schema.equals(schema), name
 
 
+def test_the_driver_reads_back_and_reports_with_the_cyclic_collector_off(spark: Any, recording: Path, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The read-back builds a row dict per summary, episode, generation and what-if (~0.5 M at 1e6 events); with
+    the collector on, a quarter of its CPU went to collections (gcpolicy). It is switched on again after."""
+    import gc
+
+    from rebalance_lab.replay import spark as spark_module
+
+    seen: dict[str, bool] = {}
+
+    def spy(name: str, function: Any) -> Any:
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            seen[name] = gc.isenabled()
+            return function(*args, **kwargs)
+        return wrapped
+
+    for name in ("_collect", "_write_report", "_summary"):
+        monkeypatch.setattr(spark_module, name, spy(name, getattr(spark_module, name)))
+    result = run_spark(spark, [str(recording)], out_dir=tmp_path, report=True)
+    assert result.report_path is not None and result.report_path.exists() and EAGER_GROUP in result.summary
+    assert seen == {"_collect": False, "_write_report": False, "_summary": False}
+    assert gc.isenabled()
+
+
 def test_events_can_be_written_as_canonical_json_lines_too(spark: Any, recording: Path, tmp_path: Path) -> None:
     result = run_spark(spark, [str(recording)], out_dir=tmp_path, events_jsonl=True, report=True)
     lines = [json.loads(line) for part in sorted((tmp_path / "events_jsonl").glob("part-*"))
