@@ -83,7 +83,7 @@ def _replay_and_report(files: Sequence[str], *, fmt: str, tz: str, cluster_id: s
     from rebalance_lab.replay.diagnostics import ParseReport
     from rebalance_lab.replay.event_rows import write_jsonl
     from rebalance_lab.replay.local import parse_inputs, replay_and_write, split_groups
-    from rebalance_lab.replay.report import terminal_summary, write_report
+    from rebalance_lab.replay.report import summarize, terminal_summary, write_report
 
     report = ParseReport()
     parsed = parse_inputs(files, fmt, {"tz": tz, "cluster_id": cluster_id, "broker_id": None, "options": {}}, report)
@@ -104,6 +104,7 @@ def _replay_and_report(files: Sequence[str], *, fmt: str, tz: str, cluster_id: s
         "busy_groups": [list(key) for key in sorted({(r["cluster_id"], r["group_id"])
                                                      for r in collected["partition_moves"]})],
     }
-    path = write_report(out_dir, collected, report, meta)
+    summary = summarize(collected, meta)  # once, for the page, the headline tables and the terminal
+    path = write_report(out_dir, collected, report, meta, summary=summary)
     meta["report"] = str(path)
-    return LocalOutcome(report.events, errors, terminal_summary(collected, report, meta), path)
+    return LocalOutcome(report.events, errors, terminal_summary(collected, report, meta, summary=summary), path)

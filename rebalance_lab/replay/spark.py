@@ -355,14 +355,15 @@ def run_spark(spark: SparkSession, inputs: Sequence[str], *, fmt: str = "auto", 
             meta = _meta(run, inputs, files, settings, whatif, partitions, rows, parse_report, collected)
             meta["errors"] = errors
             outcome = SparkResult(out, parse_report, rows, phases.durations(), meta, errors)
+            shown: Any = None  # the report's summary of the collected rows, made once for the page and the terminal
             if report:
                 with run.phase("report"):
-                    outcome.report_path = _write_report(outcome, collected)
+                    outcome.report_path, shown = _write_report(outcome, collected)
     outcome.phases = phases.durations()
     if report:
         outcome.meta["timings"] = dict(outcome.phases)
         with batch_gc():
-            outcome.summary = _summary(outcome, collected)
+            outcome.summary = _summary(outcome, collected, shown)
     return outcome
 
 
@@ -515,15 +516,17 @@ def _meta(run: _Run, inputs: Sequence[str], files: list[str], settings: tasks.Pa
     }
 
 
-def _write_report(outcome: SparkResult, collected: dict[str, list[dict[str, Any]]]) -> Path:
-    from rebalance_lab.replay.report import write_report
+def _write_report(outcome: SparkResult, collected: dict[str, list[dict[str, Any]]]) -> tuple[Path, Any]:
+    """(the page's path, the :class:`~rebalance_lab.replay.report.Summary` it shows, for the terminal)."""
+    from rebalance_lab.replay.report import summarize, write_report
 
-    path = write_report(outcome.out_dir, collected, outcome.parse_report, outcome.meta)
+    summary = summarize(collected, outcome.meta)
+    path = write_report(outcome.out_dir, collected, outcome.parse_report, outcome.meta, summary=summary)
     outcome.meta["report"] = str(path)
-    return path
+    return path, summary
 
 
-def _summary(outcome: SparkResult, collected: dict[str, list[dict[str, Any]]]) -> str:
+def _summary(outcome: SparkResult, collected: dict[str, list[dict[str, Any]]], shown: Any) -> str:
     from rebalance_lab.replay.report import terminal_summary
 
-    return terminal_summary(collected, outcome.parse_report, outcome.meta)
+    return terminal_summary(collected, outcome.parse_report, outcome.meta, summary=shown)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -110,6 +110,8 @@ class Summary:
     tz: tzinfo = UTC
     tz_name: str = "UTC"
     method: str = METHOD
+    #: Views of the rows that several outputs read (the headline's lines: :mod:`.headline`), made once per summary.
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def values(self, column: str) -> list[float]:
         return [float(e[column]) for e in self.episodes if e.get(column) is not None]

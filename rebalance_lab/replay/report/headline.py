@@ -89,35 +89,50 @@ def whatif_line(summary: Summary, scope: str, name: str, rows: Sequence[Row],
                 _sum(w for w, _ in unavailable), _change(unavailable), paired)
 
 
-def _episode_index(episodes: Iterable[Row]) -> dict[tuple[GroupKey, int], Row]:
-    return {(group_key(e), e.get("episode_id") or 0): e for e in episodes}
+def _episode_index(summary: Summary) -> dict[tuple[GroupKey, int], Row]:
+    index: dict[tuple[GroupKey, int], Row] | None = summary.memo.get("episode_index")
+    if index is None:
+        index = summary.memo["episode_index"] = {(group_key(e), e.get("episode_id") or 0): e for e in summary.episodes}
+    return index
 
 
 def overall(summary: Summary) -> list[Line]:
-    """The actual run and each what-if over every group."""
-    index = _episode_index(summary.episodes)
-    lines = [actual_line(summary, ALL, summary.episodes, summary.times_estimated)]
-    lines += [whatif_line(summary, ALL, name, rows, index) for name, rows in summary.whatif_rows.items()]
-    return lines
+    """The actual run and each what-if over every group (made once per summary: the page, the exported tables and
+    the terminal all show it)."""
+    lines: list[Line] | None = summary.memo.get("overall")
+    if lines is None:
+        index = _episode_index(summary)
+        lines = [actual_line(summary, ALL, summary.episodes, summary.times_estimated)]
+        lines += [whatif_line(summary, ALL, name, rows, index) for name, rows in summary.whatif_rows.items()]
+        summary.memo["overall"] = lines
+    return list(lines)
 
 
 def _rows_by_group(summary: Summary) -> dict[str, dict[GroupKey, list[Row]]]:
-    by: dict[str, dict[GroupKey, list[Row]]] = {}
-    for name, rows in summary.whatif_rows.items():
-        groups: dict[GroupKey, list[Row]] = {}
-        for row in rows:
-            groups.setdefault(group_key(row), []).append(row)
-        by[name] = groups
+    by: dict[str, dict[GroupKey, list[Row]]] | None = summary.memo.get("whatif_rows_by_group")
+    if by is None:
+        by = summary.memo["whatif_rows_by_group"] = {}
+        for name, rows in summary.whatif_rows.items():
+            groups: dict[GroupKey, list[Row]] = {}
+            for row in rows:
+                groups.setdefault(group_key(row), []).append(row)
+            by[name] = groups
     return by
 
 
 def per_group(summary: Summary, views: Sequence[GroupView] | None = None) -> list[Line]:
-    """For each group (the busiest first) its actual line, then one line per what-if."""
-    index = _episode_index(summary.episodes)
-    by_name = _rows_by_group(summary)
+    """For each group (the busiest first; ``views`` are some of ``summary.groups``) its actual line, then one line
+    per what-if. A group's lines are made once per summary: the exported tables list every group, the page and
+    the terminal the busiest again (at 10,000 groups the three made them over again in ~2 s each)."""
+    made: dict[GroupKey, list[Line]] = summary.memo.setdefault("per_group", {})
     lines: list[Line] = []
     for view in summary.groups if views is None else views:
-        lines.append(actual_line(summary, view.label, view.episodes, view.times_estimated))
-        lines += [whatif_line(summary, view.label, name, groups.get(view.key, []), index)
-                  for name, groups in by_name.items()]
+        group_lines = made.get(view.key)
+        if group_lines is None:
+            index, by_name = _episode_index(summary), _rows_by_group(summary)
+            group_lines = [actual_line(summary, view.label, view.episodes, view.times_estimated)]
+            group_lines += [whatif_line(summary, view.label, name, groups.get(view.key, []), index)
+                            for name, groups in by_name.items()]
+            made[view.key] = group_lines
+        lines += group_lines
     return lines

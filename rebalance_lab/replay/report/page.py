@@ -99,14 +99,15 @@ def render(tables: Mapping[str, list[Row]], parse_report: ParseReport, meta: Map
 
 
 def write_report(out_dir: Path, tables: Mapping[str, list[Row]], parse_report: ParseReport, meta: Mapping[str, Any],
-                 *, busy_groups: int = BUSY_GROUPS) -> Path:
+                 *, busy_groups: int = BUSY_GROUPS, summary: Summary | None = None) -> Path:
     """Write ``out_dir/report.html`` and the headline tables (:mod:`.export`), creating ``out_dir``.
 
-    ``tables`` maps the §7.2 table names to their rows; a missing table counts as empty. Returns the
-    page's path.
+    ``tables`` maps the §7.2 table names to their rows; a missing table counts as empty. ``summary``: the
+    tables' :func:`summarize` (``meta`` alike), when the caller shows it elsewhere too (the terminal summary).
+    Returns the page's path.
     """
     out_dir.mkdir(parents=True, exist_ok=True)
-    summary = summarize(tables, meta)
+    summary = summary or summarize(tables, meta)
     target = out_dir / "report.html"
     target.write_text(render(tables, parse_report, meta, busy_groups=busy_groups, summary=summary), encoding="utf-8")
     export_tables(out_dir, summary)

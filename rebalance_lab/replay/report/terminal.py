@@ -114,9 +114,11 @@ def _storm_line(summary: Summary, storm: Storm) -> str:
             f"{fmt_ts(storm.t_start, summary.tz)} {zone_label(summary.tz)}, mostly {storm.trigger}")
 
 
-def terminal_summary(tables: Mapping[str, list[Row]], parse_report: ParseReport, meta: Mapping[str, Any]) -> str:
-    """A plain-text summary of about 25 lines for the terminal (no trailing newline)."""
-    summary = summarize(tables, meta)
+def terminal_summary(tables: Mapping[str, list[Row]], parse_report: ParseReport, meta: Mapping[str, Any], *,
+                     summary: Summary | None = None) -> str:
+    """A plain-text summary of about 25 lines for the terminal (no trailing newline); ``summary`` as for
+    :func:`~.page.write_report`."""
+    summary = summary or summarize(tables, meta)
     lines = [run_line(meta), *_parse_lines(parse_report)]
     if summary.groups:
         lines += _group_lines(summary)

@@ -210,3 +210,28 @@ def test_a_local_replay_writes_the_headline_tables(tmp_path: Path) -> None:
     document = json.loads((tmp_path / "out" / "headline.json").read_text(encoding="utf-8"))
     assert [r["series"] for r in document["overall"]] == ["actual", "static"]
     assert T0 and S  # the fixture's epoch, shared with test_report
+
+
+def test_one_summary_serves_the_page_the_headline_tables_and_the_terminal_and_its_lines_are_made_once(
+        tmp_path: Path, monkeypatch: Any) -> None:
+    """At 10,000 groups the page, the exported tables and the terminal each summarized the tables and made every
+    headline line again (~9 of a 1e6-event report's CPU-s); the outputs are the same made once."""
+    from rebalance_lab.replay.report import headline
+
+    tables = headline_tables()
+    fresh = tmp_path / "fresh"
+    write_report(fresh, tables, ParseReport(), {})
+    alone = terminal_summary(tables, ParseReport(), {})
+    made: list[str] = []
+    for name in ("actual_line", "whatif_line"):
+        real = getattr(headline, name)
+        monkeypatch.setattr(headline, name, lambda *args, _real=real, _name=name: made.append(_name) or _real(*args))
+    summary = summarize(tables)
+    shared = tmp_path / "shared"
+    write_report(shared, tables, ParseReport(), {}, summary=summary)
+    assert terminal_summary(tables, ParseReport(), {}, summary=summary) == alone
+    for path in fresh.iterdir():
+        assert (shared / path.name).read_bytes() == path.read_bytes(), path.name
+    # overall: the actual run and two what-ifs; per group: the same for each of the two groups, once each
+    assert sorted(made) == ["actual_line"] * 3 + ["whatif_line"] * 6
+    assert headline.per_group(summary, summary.groups[1:]) == headline.per_group(summary)[3:]
