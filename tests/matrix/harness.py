@@ -117,6 +117,7 @@ class Member:
     owned: set[int] = field(default_factory=set)
     started: dict[str, Any] | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _reader: threading.Thread | None = None  # reads the driver's stdout into events until the pipe closes
 
     @classmethod
     def spawn(cls, name: str, command: list[str], stderr_path: Path,
@@ -125,7 +126,9 @@ class Member:
             process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
                                        text=True, cwd=REPO_ROOT, bufsize=1)
         member = cls(name, process, stderr_path, on_records)
-        threading.Thread(target=member._read, args=(process.stdout,), name=f"driver-{name}", daemon=True).start()
+        member._reader = threading.Thread(target=member._read, args=(process.stdout,), name=f"driver-{name}",
+                                          daemon=True)
+        member._reader.start()
         return member
 
     def _read(self, stdout: IO[str] | None) -> None:
@@ -171,11 +174,18 @@ class Member:
             return [str(e.get("error")) for e in self.events if e.get("event") == "error"]
 
     def close(self, timeout: float) -> int:
-        """Ask the member to leave the group cleanly; its exit code."""
+        """Ask the member to leave the group cleanly; its exit code, once every line it printed was read.
+
+        The process can exit before the reading thread has taken its last lines from the pipe (its "closed"
+        event): a loaded CI machine showed "member c did not report closing" for a member whose events, read a
+        moment later, ended with it. The thread ends at the pipe's end, which the exit brings."""
         assert self.process.stdin is not None
         self.process.stdin.write("close\n")
         self.process.stdin.flush()
-        return self.process.wait(timeout)
+        code = self.process.wait(timeout)
+        if self._reader is not None:
+            self._reader.join(timeout)
+        return code
 
     def crash(self) -> None:
         """SIGKILL: no LeaveGroup, no commit; the coordinator finds out when the session times out."""
