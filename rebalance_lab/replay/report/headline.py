@@ -13,11 +13,14 @@ actual run is the episode's ``unowned_partition_ms``, a what-if's its ``est_unow
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from rebalance_lab.replay.report.data import GroupKey, GroupView, Row, Summary, group_key
 from rebalance_lab.replay.report.fmt import relative
+
+T = TypeVar("T")
 
 ALL = "all groups"
 MEASURED, ESTIMATED = "measured", "estimated"
@@ -89,42 +92,51 @@ def whatif_line(summary: Summary, scope: str, name: str, rows: Sequence[Row],
                 _sum(w for w, _ in unavailable), _change(unavailable), paired)
 
 
+def _made_once(summary: Summary, key: str, make: Callable[[], T]) -> T:
+    """``make()``, kept in ``summary.memo`` under ``key``: the page, the exported tables and the terminal all read
+    the headline of one summary."""
+    if key not in summary.memo:
+        summary.memo[key] = make()
+    made: T = summary.memo[key]
+    return made
+
+
 def _episode_index(summary: Summary) -> dict[tuple[GroupKey, int], Row]:
-    index: dict[tuple[GroupKey, int], Row] | None = summary.memo.get("episode_index")
-    if index is None:
-        index = summary.memo["episode_index"] = {(group_key(e), e.get("episode_id") or 0): e for e in summary.episodes}
-    return index
+    return _made_once(summary, "episode_index",
+                      lambda: {(group_key(e), e.get("episode_id") or 0): e for e in summary.episodes})
+
+
+def _overall(summary: Summary) -> list[Line]:
+    index = _episode_index(summary)
+    lines = [actual_line(summary, ALL, summary.episodes, summary.times_estimated)]
+    lines += [whatif_line(summary, ALL, name, rows, index) for name, rows in summary.whatif_rows.items()]
+    return lines
 
 
 def overall(summary: Summary) -> list[Line]:
-    """The actual run and each what-if over every group (made once per summary: the page, the exported tables and
-    the terminal all show it)."""
-    lines: list[Line] | None = summary.memo.get("overall")
-    if lines is None:
-        index = _episode_index(summary)
-        lines = [actual_line(summary, ALL, summary.episodes, summary.times_estimated)]
-        lines += [whatif_line(summary, ALL, name, rows, index) for name, rows in summary.whatif_rows.items()]
-        summary.memo["overall"] = lines
-    return list(lines)
+    """The actual run and each what-if over every group (made once per summary)."""
+    return list(_made_once(summary, "overall", lambda: _overall(summary)))
+
+
+def _group_rows(summary: Summary) -> dict[str, dict[GroupKey, list[Row]]]:
+    by: dict[str, dict[GroupKey, list[Row]]] = {}
+    for name, rows in summary.whatif_rows.items():
+        groups: dict[GroupKey, list[Row]] = {}
+        for row in rows:
+            groups.setdefault(group_key(row), []).append(row)
+        by[name] = groups
+    return by
 
 
 def _rows_by_group(summary: Summary) -> dict[str, dict[GroupKey, list[Row]]]:
-    by: dict[str, dict[GroupKey, list[Row]]] | None = summary.memo.get("whatif_rows_by_group")
-    if by is None:
-        by = summary.memo["whatif_rows_by_group"] = {}
-        for name, rows in summary.whatif_rows.items():
-            groups: dict[GroupKey, list[Row]] = {}
-            for row in rows:
-                groups.setdefault(group_key(row), []).append(row)
-            by[name] = groups
-    return by
+    return _made_once(summary, "whatif_rows_by_group", lambda: _group_rows(summary))
 
 
 def per_group(summary: Summary, views: Sequence[GroupView] | None = None) -> list[Line]:
     """For each group (the busiest first; ``views`` are some of ``summary.groups``) its actual line, then one line
     per what-if. A group's lines are made once per summary: the exported tables list every group, the page and
     the terminal the busiest again (at 10,000 groups each of the three made them again: ~2 s each under cProfile)."""
-    made: dict[GroupKey, list[Line]] = summary.memo.setdefault("per_group", {})
+    made: dict[GroupKey, list[Line]] = _made_once(summary, "per_group", dict)
     lines: list[Line] = []
     for view in summary.groups if views is None else views:
         group_lines = made.get(view.key)
